@@ -1,0 +1,186 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface SimulatorConfig {
+  /** Delay before the simulated operator answers a submit, in ms. */
+  submitLatencyMs: number;
+  /** Delay between the submit and the delivery receipt, in ms. */
+  receiptLatencyMs: number;
+}
+
+export interface TernConfig {
+  httpHost: string;
+  httpPort: number;
+  smppHost: string;
+  smppPort: number;
+  smppTlsPort: number | null;
+  smppTlsCert: string | null;
+  smppTlsKey: string | null;
+  databaseUrl: string;
+  adminKey: string | null;
+  publicUrl: string | null;
+  logLevel: LogLevel;
+  webhookAllowPrivate: boolean;
+  webhookRetrySchedule: string;
+  /** Validity of a message at the operator before it expires, in seconds. */
+  messageValiditySeconds: number;
+  simulator: SimulatorConfig;
+  /** Node identity used in dispatch leases. */
+  nodeId: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`invalid setting ${setting}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Source = Record<string, unknown>;
+
+/** Setting name in the environment → key in the optional TERN_CONFIG file. */
+const SETTINGS = {
+  TERN_HTTP_HOST: 'httpHost',
+  TERN_HTTP_PORT: 'httpPort',
+  TERN_SMPP_HOST: 'smppHost',
+  TERN_SMPP_PORT: 'smppPort',
+  TERN_SMPP_TLS_PORT: 'smppTlsPort',
+  TERN_SMPP_TLS_CERT: 'smppTlsCert',
+  TERN_SMPP_TLS_KEY: 'smppTlsKey',
+  TERN_DATABASE_URL: 'databaseUrl',
+  TERN_ADMIN_KEY: 'adminKey',
+  TERN_PUBLIC_URL: 'publicUrl',
+  TERN_LOG_LEVEL: 'logLevel',
+  TERN_WEBHOOK_ALLOW_PRIVATE: 'webhookAllowPrivate',
+  TERN_WEBHOOK_RETRY_SCHEDULE: 'webhookRetrySchedule',
+  TERN_MESSAGE_VALIDITY_SECONDS: 'messageValiditySeconds',
+  TERN_SIMULATOR_SUBMIT_LATENCY_MS: 'simulatorSubmitLatencyMs',
+  TERN_SIMULATOR_RECEIPT_LATENCY_MS: 'simulatorReceiptLatencyMs',
+  TERN_NODE_ID: 'nodeId',
+} as const;
+
+type SettingName = keyof typeof SETTINGS;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function readFileSettings(path: string): Source {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('TERN_CONFIG', `cannot read ${path}: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.ya?ml$/i.test(path) ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError('TERN_CONFIG', `cannot parse ${path}: ${(err as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError('TERN_CONFIG', `${path} must hold an object of settings`);
+  }
+  const known = new Set<string>(Object.values(SETTINGS));
+  for (const key of Object.keys(parsed)) {
+    if (!known.has(key)) throw new ConfigError('TERN_CONFIG', `unknown setting "${key}" in ${path}`);
+  }
+  return parsed as Source;
+}
+
+/**
+ * Builds the configuration from the environment, over an optional file named by TERN_CONFIG, over defaults.
+ * Every value is validated; the first bad one throws a ConfigError naming the setting.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
+  const file = env.TERN_CONFIG ? readFileSettings(env.TERN_CONFIG) : {};
+  const raw = (name: SettingName): unknown => {
+    const fromEnv = env[name];
+    if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+    return file[SETTINGS[name]];
+  };
+  const str = (name: SettingName, fallback: string | null): string | null => {
+    const v = raw(name);
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== 'string' && typeof v !== 'number') throw new ConfigError(name, 'must be a string');
+    return String(v);
+  };
+  const int = (name: SettingName, fallback: number | null, min: number, max: number): number | null => {
+    const v = raw(name);
+    if (v === undefined || v === null) return fallback;
+    const n = typeof v === 'number' ? v : /^\s*-?\d+\s*$/.test(String(v)) ? Number(v) : Number.NaN;
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${String(v)}"`);
+    }
+    return n;
+  };
+  const bool = (name: SettingName, fallback: boolean): boolean => {
+    const v = raw(name);
+    if (v === undefined || v === null) return fallback;
+    if (typeof v === 'boolean') return v;
+    const s = String(v).toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(s)) return true;
+    if (['false', '0', 'no', 'off'].includes(s)) return false;
+    throw new ConfigError(name, `must be true or false, got "${String(v)}"`);
+  };
+
+  const databaseUrl = str('TERN_DATABASE_URL', 'sqlite:./data/tern.db')!;
+  if (!/^sqlite:.+/.test(databaseUrl) && !/^postgres(ql)?:\/\/.+/.test(databaseUrl)) {
+    throw new ConfigError('TERN_DATABASE_URL', 'must be sqlite:<path> or postgres://…');
+  }
+  const publicUrl = str('TERN_PUBLIC_URL', null);
+  if (publicUrl !== null) {
+    let u: URL;
+    try {
+      u = new URL(publicUrl);
+    } catch {
+      throw new ConfigError('TERN_PUBLIC_URL', `"${publicUrl}" is not an absolute URL`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+      throw new ConfigError('TERN_PUBLIC_URL', 'must be an http or https URL');
+    }
+  }
+  const logLevel = str('TERN_LOG_LEVEL', 'info')! as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('TERN_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const adminKey = str('TERN_ADMIN_KEY', null);
+  if (adminKey !== null && adminKey.length < 16) {
+    throw new ConfigError('TERN_ADMIN_KEY', 'must be at least 16 characters long');
+  }
+  const smppTlsPort = int('TERN_SMPP_TLS_PORT', null, 0, 65535);
+  const smppTlsCert = str('TERN_SMPP_TLS_CERT', null);
+  const smppTlsKey = str('TERN_SMPP_TLS_KEY', null);
+  if (smppTlsPort !== null && (smppTlsCert === null || smppTlsKey === null)) {
+    throw new ConfigError('TERN_SMPP_TLS_PORT', 'needs TERN_SMPP_TLS_CERT and TERN_SMPP_TLS_KEY (PEM file paths)');
+  }
+  const retrySchedule = str('TERN_WEBHOOK_RETRY_SCHEDULE', '30s,2m,10m,1h,5h,24h')!;
+  if (!/^\s*\d+(ms|s|m|h|d)\s*(,\s*\d+(ms|s|m|h|d)\s*)*$/.test(retrySchedule)) {
+    throw new ConfigError('TERN_WEBHOOK_RETRY_SCHEDULE', 'must be a comma-separated list such as "30s,2m,10m,1h"');
+  }
+
+  return {
+    httpHost: str('TERN_HTTP_HOST', '0.0.0.0')!,
+    httpPort: int('TERN_HTTP_PORT', 8080, 0, 65535)!,
+    smppHost: str('TERN_SMPP_HOST', '0.0.0.0')!,
+    smppPort: int('TERN_SMPP_PORT', 8776, 0, 65535)!,
+    smppTlsPort,
+    smppTlsCert,
+    smppTlsKey,
+    databaseUrl,
+    adminKey,
+    publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
+    logLevel,
+    webhookAllowPrivate: bool('TERN_WEBHOOK_ALLOW_PRIVATE', false),
+    webhookRetrySchedule: retrySchedule,
+    messageValiditySeconds: int('TERN_MESSAGE_VALIDITY_SECONDS', 172_800, 1, 30 * 86_400)!,
+    simulator: {
+      submitLatencyMs: int('TERN_SIMULATOR_SUBMIT_LATENCY_MS', 0, 0, 600_000)!,
+      receiptLatencyMs: int('TERN_SIMULATOR_RECEIPT_LATENCY_MS', 50, 0, 3_600_000)!,
+    },
+    nodeId: str('TERN_NODE_ID', null) ?? `node-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+  };
+}

@@ -1,0 +1,22 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A new secret API key: a readable prefix and 32 random bytes in base64url. */
+export function generateApiKey(prefix = 'tern'): string {
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hex hashes of equal length. */
+export function hashesEqual(a: string, b: string): boolean {
+  const ba = Buffer.from(a, 'hex');
+  const bb = Buffer.from(b, 'hex');
+  return ba.length === bb.length && ba.length > 0 && timingSafeEqual(ba, bb);
+}
+
+/** The first characters of a key, kept to recognise it in listings without revealing it. */
+export function keyPrefix(key: string): string {
+  return key.slice(0, 12);
+}

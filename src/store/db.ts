@@ -1,0 +1,105 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+import { migrations } from './migrations/index.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Db = Kysely<Database>;
+
+export interface Store {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** The raw better-sqlite3 handle when on SQLite (hot paths use prepared statements). */
+  readonly sqlite: SQLite.Database | null;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// int8 and numeric come back as strings by default; every bigint Tern stores (ms timestamps, micro-euros) fits a
+// double exactly, so numbers are returned on both dialects.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+function openSqlite(path: string): Store {
+  const file = path === ':memory:' ? path : resolve(path);
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const handle = new SQLite(file);
+  handle.pragma('journal_mode = WAL');
+  handle.pragma('synchronous = NORMAL');
+  handle.pragma('cache_size = -65536');
+  handle.pragma('busy_timeout = 5000');
+  handle.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    sqlite: handle,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+function openPostgres(url: string): Store {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema');
+  u.searchParams.delete('schema');
+  const poolSize = Number(u.searchParams.get('pool') ?? 10);
+  u.searchParams.delete('pool');
+  if (schema !== null && !/^[a-z_][a-z0-9_]*$/i.test(schema)) throw new Error(`invalid schema name "${schema}"`);
+  const pool = new pg.Pool({
+    connectionString: u.toString(),
+    max: poolSize,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    sqlite: null,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * Opens `sqlite:<path>` or `postgres://…[?schema=name&pool=n]` and brings its schema up to date.
+ */
+export async function openStore(databaseUrl: string): Promise<Store> {
+  const store = databaseUrl.startsWith('sqlite:')
+    ? openSqlite(databaseUrl.slice('sqlite:'.length))
+    : openPostgres(databaseUrl);
+  try {
+    await migrate(store);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+async function migrate(store: Store): Promise<void> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: {
+      async getMigrations(): Promise<Record<string, Migration>> {
+        return migrations;
+      },
+    },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
+  }
+}

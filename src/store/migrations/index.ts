@@ -1,0 +1,9 @@
+import type { Migration } from 'kysely';
+import * as tenancy from './001-tenancy.ts';
+import * as messaging from './002-messaging.ts';
+
+/** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
+export const migrations: Record<string, Migration> = {
+  '001-tenancy': tenancy,
+  '002-messaging': messaging,
+};

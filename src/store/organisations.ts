@@ -1,0 +1,83 @@
+import type { Db } from './db.ts';
+import type { OrganisationTable } from './schema.ts';
+
+export interface Organisation {
+  id: string;
+  name: string;
+  parentId: string | null;
+  balance: number;
+  currency: string;
+  state: string;
+  parentBilling: boolean;
+  monthlyLimit: number | null;
+  createdAt: number;
+}
+
+export function toOrganisation(r: OrganisationTable): Organisation {
+  return {
+    id: r.id,
+    name: r.name,
+    parentId: r.parent_id,
+    balance: r.balance,
+    currency: r.currency,
+    state: r.state,
+    parentBilling: r.parent_billing === 1,
+    monthlyLimit: r.monthly_limit,
+    createdAt: r.created_at,
+  };
+}
+
+export async function insertOrganisation(db: Db, o: Organisation): Promise<void> {
+  await db
+    .insertInto('organisations')
+    .values({
+      id: o.id,
+      name: o.name,
+      parent_id: o.parentId,
+      balance: o.balance,
+      currency: o.currency,
+      state: o.state,
+      parent_billing: o.parentBilling ? 1 : 0,
+      monthly_limit: o.monthlyLimit,
+      created_at: o.createdAt,
+    })
+    .execute();
+}
+
+export async function findOrganisation(db: Db, id: string): Promise<Organisation | null> {
+  const row = await db.selectFrom('organisations').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toOrganisation(row) : null;
+}
+
+export async function listOrganisations(
+  db: Db,
+  opts: { ids?: string[]; offset: number; limit: number },
+): Promise<Organisation[]> {
+  let q = db.selectFrom('organisations').selectAll().orderBy('created_at').orderBy('id');
+  if (opts.ids) {
+    if (opts.ids.length === 0) return [];
+    q = q.where('id', 'in', opts.ids);
+  }
+  const rows = await q.offset(opts.offset).limit(opts.limit).execute();
+  return rows.map(toOrganisation);
+}
+
+export async function listChildIds(db: Db, parentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('organisations').select('id').where('parent_id', '=', parentId).execute();
+  return rows.map((r) => r.id);
+}
+
+/** The organisation and all its descendants. */
+export async function listTreeIds(db: Db, rootId: string): Promise<string[]> {
+  const out = [rootId];
+  for (let i = 0; i < out.length; i++) out.push(...(await listChildIds(db, out[i]!)));
+  return out;
+}
+
+export async function updateOrganisation(
+  db: Db,
+  id: string,
+  patch: Partial<Pick<OrganisationTable, 'name' | 'state' | 'monthly_limit' | 'parent_billing'>>,
+): Promise<void> {
+  await db.updateTable('organisations').set(patch).where('id', '=', id).execute();
+}

@@ -1,0 +1,188 @@
+/**
+ * Row types of Tern's tables. Timestamps are epoch milliseconds, money is integer micro-euros, booleans are 0/1
+ * and lists are JSON text, so SQLite and PostgreSQL store and return exactly the same values.
+ */
+
+export interface OrganisationTable {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  balance: number;
+  currency: string;
+  state: string;
+  parent_billing: number;
+  monthly_limit: number | null;
+  created_at: number;
+}
+
+export interface ChannelTable {
+  id: string;
+  organisation_id: string;
+  name: string;
+  type: string;
+  flow: string;
+  default_from_field: string | null;
+  from_field_list: string;
+  default_callback_url_status: string | null;
+  default_callback_url_mo: string | null;
+  daily_limit: number | null;
+  monthly_limit: number | null;
+  webhook_secret: string;
+  webhook_secret_previous: string | null;
+  webhook_secret_previous_until: number | null;
+  fallback_sms_channel_id: string | null;
+  state: string;
+  created_at: number;
+}
+
+export interface CredentialTable {
+  id: string;
+  channel_id: string;
+  organisation_id: string;
+  name: string;
+  key_hash: string;
+  key_prefix: string;
+  roles: string;
+  state: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface LedgerTable {
+  id: string;
+  organisation_id: string;
+  amount: number;
+  balance_after: number;
+  kind: string;
+  reference: string | null;
+  description: string | null;
+  message_id: string | null;
+  transfer_id: string | null;
+  created_at: number;
+}
+
+export interface SettingTable {
+  key: string;
+  value: string;
+}
+
+export interface PriceTable {
+  channel_type: string;
+  country: string;
+  kind: string;
+  amount: number;
+  updated_at: number;
+}
+
+export interface IdempotencyTable {
+  scope: string;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  response_body: string;
+  created_at: number;
+}
+
+export interface MessageTable {
+  id: string;
+  organisation_id: string;
+  channel_id: string;
+  campaign_id: string | null;
+  type: string;
+  direction: string;
+  recipient: string;
+  sender: string | null;
+  body: string;
+  encoding: string | null;
+  part_count: number;
+  length: number;
+  price: number;
+  price_kind: string | null;
+  charged: number;
+  status: string;
+  status_detail: string | null;
+  status_at: number;
+  ref_client: string | null;
+  callback_url_status: string | null;
+  callback_url_mo: string | null;
+  accepted_at: number;
+  send_at: number;
+  validity_until: number | null;
+  origin_message_id: string | null;
+  country: string | null;
+  mcc_mnc: string | null;
+  network: string | null;
+  upstream_id: string | null;
+  connector: string | null;
+  source: string;
+  smpp_credential_id: string | null;
+  registered_delivery: number;
+  day: string;
+  extra: string | null;
+}
+
+export interface DispatchQueueTable {
+  message_id: string;
+  due_at: number;
+  attempts: number;
+  claimed_by: string | null;
+  lease_until: number | null;
+}
+
+export interface MessageEventTable {
+  id: string;
+  message_id: string;
+  organisation_id: string;
+  channel_id: string;
+  kind: string;
+  status: string;
+  detail: string | null;
+  at: number;
+}
+
+export interface ConsumptionRollupTable {
+  organisation_id: string;
+  channel_id: string;
+  channel_type: string;
+  day: string;
+  status: string;
+  mcc_mnc: string;
+  price_kind: string;
+  quantity: number;
+  messages: number;
+  amount: number;
+}
+
+export interface BlacklistTable {
+  organisation_id: string;
+  msisdn: string;
+  source: string;
+  created_at: number;
+}
+
+export interface CampaignTable {
+  id: string;
+  organisation_id: string;
+  channel_id: string;
+  ref_client: string | null;
+  send_at: number;
+  created_at: number;
+  recipients: number;
+  body: string;
+}
+
+export interface Database {
+  organisations: OrganisationTable;
+  channels: ChannelTable;
+  credentials: CredentialTable;
+  ledger: LedgerTable;
+  settings: SettingTable;
+  prices: PriceTable;
+  idempotency_keys: IdempotencyTable;
+  messages: MessageTable;
+  dispatch_queue: DispatchQueueTable;
+  message_events: MessageEventTable;
+  consumption_rollups: ConsumptionRollupTable;
+  blacklist: BlacklistTable;
+  campaigns: CampaignTable;
+}
