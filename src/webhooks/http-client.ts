@@ -172,8 +172,6 @@ export class WebhookHttpClient {
         headers: this.headersFor(url, request),
         body: request.body,
         signal: deadline.signal,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
       });
       const responseSnippet = await readSnippet(body);
       const outcome = outcomeFor(statusCode);
@@ -185,10 +183,10 @@ export class WebhookHttpClient {
         responseSnippet,
       };
     } catch (err) {
-      const refused = err instanceof AddressRefusedError || (err as { code?: string }).code === 'UND_ERR_INVALID_ARG';
-      const error = deadline.signal.aborted
-        ? `no answer within ${this.timeoutMs} ms`
-        : describeError(err);
+      // An invalid argument (a header undici will not send) fails the same way on every retry.
+      const code = (err as { code?: unknown } | null)?.code;
+      const refused = err instanceof AddressRefusedError || code === 'UND_ERR_INVALID_ARG';
+      const error = deadline.signal.aborted ? `no answer within ${this.timeoutMs} ms` : describeError(err);
       return failure(refused ? 'refused' : 'retry', error, elapsedSince(started));
     } finally {
       clearTimeout(timer);
@@ -199,7 +197,7 @@ export class WebhookHttpClient {
     const headers: Record<string, string> = { 'user-agent': this.userAgent };
     if (request.body !== undefined) headers['content-type'] = 'application/json';
     if (url.username !== '' || url.password !== '') {
-      const credentials = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      const credentials = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
       headers.authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
     }
     for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
@@ -296,6 +294,15 @@ function describeError(err: unknown): string {
       ? err.message
       : err.errors.map((inner: Error) => inner.message).join('; ');
   return code && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/** URL userinfo is percent-encoded; a malformed escape is kept as written rather than failing the attempt. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function originOf(urlOrOrigin: string): string | null {

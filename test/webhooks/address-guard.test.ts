@@ -97,7 +97,10 @@ const NOT_PUBLIC = [
   '3fff::1',
 ];
 
-const NOT_AN_ADDRESS = ['', 'localhost', 'example.com', '1.2.3', '1.2.3.4.5', '256.0.0.1', '010.0.0.1', '[::1]', ' 8.8.8.8', '1::2::3', '0x7f000001', '2130706433'];
+const NOT_AN_ADDRESS = [
+  '', 'localhost', 'example.com', '1.2.3', '1.2.3.4.5', '256.0.0.1', '010.0.0.1', '[::1]', ' 8.8.8.8', '1::2::3',
+  '0x7f000001', '2130706433',
+];
 
 describe('isPublicAddress', () => {
   for (const ip of PUBLIC) {

@@ -103,6 +103,8 @@ describe('WebhookHttpClient: requests', () => {
     const expected = `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`;
     assert.equal(target.received[0]!.headers.authorization, expected);
     assert.equal(target.received[0]!.url, '/cb');
+    await client().send({ method: 'POST', url: `http://a%zz:b@127.0.0.1:${target.port}/cb`, body: '{}' });
+    assert.equal(target.received[1]!.headers.authorization, `Basic ${Buffer.from('a%zz:b').toString('base64')}`);
   });
 
   it('refuses a GET with a body as a programming error', async () => {
@@ -186,7 +188,8 @@ describe('WebhookHttpClient: outcomes', () => {
       res.writeHead(200, { 'content-length': '100' });
       res.write('partial');
     });
-    const result = await client({ timeoutMs: 150 }).send({ method: 'POST', url: target.origin, body: '{}' });
+    // Long enough for the headers to arrive even on a loaded machine; the deadline then cuts the body short.
+    const result = await client({ timeoutMs: 1_000 }).send({ method: 'POST', url: target.origin, body: '{}' });
     assert.equal(result.outcome, 'delivered');
     assert.equal(result.httpStatus, 200);
     assert.equal(result.responseSnippet, 'partial');
