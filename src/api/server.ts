@@ -1,22 +1,22 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Services } from '../services/container.ts';
 import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { commonsRoutes } from './routes/commons.ts';
+import { consumptionRoutes } from './routes/consumptions.ts';
+import { legacyRoutes } from './routes/legacy.ts';
+import { lookupRoutes } from './routes/lookup.ts';
 import { opsRoutes } from './routes/ops.ts';
+import { organisationRoutes } from './routes/organisations.ts';
+import { rcsRoutes } from './routes/rcs.ts';
+import { simulatorRoutes } from './routes/simulator.ts';
+import { smsRoutes } from './routes/sms.ts';
+import { voiceRoutes } from './routes/voice.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { ErrorBody } from './schemas.ts';
-
-export type RouteModule = (app: FastifyInstance, services: Services) => void;
-
-/** Route modules of the interfaces added beside the foundation (SMS, RCS, lookup, legacy…). */
-const extraRouteModules: RouteModule[] = [];
-
-export function registerRoutes(module: RouteModule): void {
-  extraRouteModules.push(module);
-}
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -24,7 +24,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   const app: FastifyInstance = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Per-request log lines cost about 40 % of throughput on this class of machine; errors are still logged.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     trustProxy: true,
     return503OnClosing: true,
@@ -70,7 +70,15 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   opsRoutes(app, services);
   adminRoutes(app, services);
   commonsRoutes(app, services);
-  for (const module of extraRouteModules) module(app, services);
+  organisationRoutes(app, services);
+  consumptionRoutes(app, services);
+  lookupRoutes(app, services);
+  smsRoutes(app, services);
+  rcsRoutes(app, services);
+  voiceRoutes(app, services);
+  legacyRoutes(app, services);
+  webhookRoutes(app, services);
+  simulatorRoutes(app, services);
 
   return app;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateWebhookSecret } from '../webhooks/signing.ts';
 import { sql } from 'kysely';
 import { uuidv7 } from '../domain/ids.ts';
 import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
@@ -52,10 +52,6 @@ export interface Consumption {
 
 /** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
 const SECRET_ROTATION_OVERLAP_MS = 24 * 3_600_000;
-
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);

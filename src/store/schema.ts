@@ -86,6 +86,7 @@ export interface IdempotencyTable {
 export interface MessageTable {
   id: string;
   organisation_id: string;
+  payer_id: string;
   channel_id: string;
   campaign_id: string | null;
   type: string;
@@ -171,7 +172,22 @@ export interface CampaignTable {
   body: string;
 }
 
+export interface SimulatorSubmissionTable {
+  message_id: string;
+  upstream_id: string;
+  recipient: string;
+  text: string;
+  attempts: number;
+  accepted: number;
+  duplicate_submits: number;
+  receipt_status: string | null;
+  receipt_due_at: number | null;
+  emitted: number;
+  created_at: number;
+}
+
 export interface Database {
+  simulator_submissions: SimulatorSubmissionTable;
   organisations: OrganisationTable;
   channels: ChannelTable;
   credentials: CredentialTable;

@@ -5,6 +5,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('messages')
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('organisation_id', 'text', (c) => c.notNull())
+    .addColumn('payer_id', 'text', (c) => c.notNull())
     .addColumn('channel_id', 'text', (c) => c.notNull())
     .addColumn('campaign_id', 'text')
     .addColumn('type', 'text', (c) => c.notNull())
@@ -43,6 +44,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createIndex('messages_channel_accepted')
     .on('messages')
     .columns(['channel_id', 'direction', 'accepted_at'])
+    .execute();
+  await db.schema
+    .createIndex('messages_status_validity')
+    .on('messages')
+    .columns(['status', 'validity_until'])
     .execute();
   await db.schema.createIndex('messages_campaign').on('messages').columns(['campaign_id']).execute();
   await db.schema.createIndex('messages_upstream').on('messages').columns(['connector', 'upstream_id']).execute();
@@ -109,6 +115,26 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('source', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('blacklist_pk', ['organisation_id', 'msisdn'])
+    .execute();
+
+  await db.schema
+    .createTable('simulator_submissions')
+    .addColumn('message_id', 'text', (c) => c.primaryKey())
+    .addColumn('upstream_id', 'text', (c) => c.notNull())
+    .addColumn('recipient', 'text', (c) => c.notNull())
+    .addColumn('text', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('accepted', 'integer', (c) => c.notNull())
+    .addColumn('duplicate_submits', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('receipt_status', 'text')
+    .addColumn('receipt_due_at', 'bigint')
+    .addColumn('emitted', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createIndex('simulator_submissions_due')
+    .on('simulator_submissions')
+    .columns(['emitted', 'receipt_due_at'])
     .execute();
 
   await db.schema

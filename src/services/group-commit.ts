@@ -1,0 +1,63 @@
+/**
+ * Groups concurrent requests into one batch, so a burst of N writes costs one transaction (one fsync) instead of
+ * N. The first item of an idle committer is flushed on the next turn of the event loop; items that arrive while a
+ * flush runs wait for the next one, so batches grow with the load and latency stays at one transaction when idle.
+ */
+export class GroupCommitter<T, R> {
+  private queue: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
+  private flushing = false;
+  private scheduled = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly flush: (items: T[]) => Promise<R[]>,
+    private readonly maxBatch = 256,
+  ) {}
+
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  submitMany(items: T[]): Promise<R[]> {
+    return Promise.all(items.map((i) => this.submit(i)));
+  }
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves when nothing is queued or being flushed. */
+  idle(): Promise<void> {
+    if (!this.flushing && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.run();
+    });
+  }
+
+  private async run(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      try {
+        const results = await this.flush(batch.map((b) => b.item));
+        batch.forEach((b, i) => b.resolve(results[i]!));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.flushing = false;
+    const waiters = this.idleWaiters.splice(0);
+    for (const w of waiters) w();
+  }
+}

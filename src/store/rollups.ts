@@ -1,0 +1,81 @@
+import { sql } from 'kysely';
+import type { Db } from './db.ts';
+
+export interface RollupKey {
+  organisationId: string;
+  channelId: string;
+  channelType: string;
+  /** UTC day of the billed item (YYYY-MM-DD): a message's acceptance day. */
+  day: string;
+  status: string;
+  mccMnc: string;
+  priceKind: string;
+}
+
+export interface RollupDelta extends RollupKey {
+  /** Billed units (SMS parts, RCS messages, started 30 s of call, lookups). */
+  quantity: number;
+  messages: number;
+  /** Net charged micro-euros. */
+  amount: number;
+}
+
+/** Accumulates deltas by key, so one transaction writes each rollup row once. */
+export class RollupBatch {
+  private readonly deltas = new Map<string, RollupDelta>();
+
+  add(key: RollupKey, quantity: number, messages: number, amount: number): void {
+    if (quantity === 0 && messages === 0 && amount === 0) return;
+    const k = `${key.organisationId}|${key.channelId}|${key.day}|${key.status}|${key.mccMnc}|${key.priceKind}`;
+    const d = this.deltas.get(k);
+    if (d) {
+      d.quantity += quantity;
+      d.messages += messages;
+      d.amount += amount;
+    } else {
+      this.deltas.set(k, { ...key, quantity, messages, amount });
+    }
+  }
+
+  /** Moves one item from a status bucket to another. */
+  move(key: RollupKey, toStatus: string, quantity: number, amount: number): void {
+    this.add(key, -quantity, -1, -amount);
+    this.add({ ...key, status: toStatus }, quantity, 1, amount);
+  }
+
+  get size(): number {
+    return this.deltas.size;
+  }
+
+  /** Writes the accumulated deltas inside the caller's transaction. */
+  async write(db: Db): Promise<void> {
+    const rows = [...this.deltas.values()].filter((d) => d.quantity !== 0 || d.messages !== 0 || d.amount !== 0);
+    this.deltas.clear();
+    for (let i = 0; i < rows.length; i += 500) {
+      await db
+        .insertInto('consumption_rollups')
+        .values(
+          rows.slice(i, i + 500).map((d) => ({
+            organisation_id: d.organisationId,
+            channel_id: d.channelId,
+            channel_type: d.channelType,
+            day: d.day,
+            status: d.status,
+            mcc_mnc: d.mccMnc,
+            price_kind: d.priceKind,
+            quantity: d.quantity,
+            messages: d.messages,
+            amount: d.amount,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.columns(['organisation_id', 'channel_id', 'day', 'status', 'mcc_mnc', 'price_kind']).doUpdateSet({
+            quantity: sql`consumption_rollups.quantity + excluded.quantity`,
+            messages: sql`consumption_rollups.messages + excluded.messages`,
+            amount: sql`consumption_rollups.amount + excluded.amount`,
+          }),
+        )
+        .execute();
+    }
+  }
+}
