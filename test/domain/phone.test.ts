@@ -81,7 +81,9 @@ describe('normaliseMsisdn', () => {
   });
 
   it('says EMPTY for nothing at all', () => {
-    for (const input of ['', '   ', '\t\n']) assert.deepEqual(normaliseMsisdn(input), rejected('EMPTY'), JSON.stringify(input));
+    for (const input of ['', '   ', '\t\n']) {
+      assert.deepEqual(normaliseMsisdn(input), rejected('EMPTY'), JSON.stringify(input));
+    }
   });
 
   it('says NOT_DIGITS for anything that is not a written number', () => {
@@ -171,7 +173,9 @@ describe('describeNumber', () => {
     assert.ok(count((d) => !d.valid) >= 8);
     assert.ok(count((d) => !d.valid && d.possible) >= 1, 'some numbers are possible but not valid');
     const countries = new Set(described.filter((d) => d.valid).map((d) => d.isoCountryCode));
-    for (const iso of ['FR', 'DE', 'GB', 'ES', 'IT', 'US', 'IN', 'NG', 'BR', 'JP', 'AU', 'ZA']) assert.ok(countries.has(iso), iso);
+    for (const iso of ['FR', 'DE', 'GB', 'ES', 'IT', 'US', 'IN', 'NG', 'BR', 'JP', 'AU', 'ZA']) {
+      assert.ok(countries.has(iso), iso);
+    }
   });
 
   it('describes libphonenumber’s own mobile example of every country as a valid mobile of that country', () => {
@@ -219,7 +223,14 @@ describe('describeNumber', () => {
   });
 
   it('answers valid:false, possible:false and nulls for what cannot be parsed', () => {
-    const nothing = { valid: false, possible: false, type: null, isoCountryCode: null, countryPrefix: null, formats: null };
+    const nothing = {
+      valid: false,
+      possible: false,
+      type: null,
+      isoCountryCode: null,
+      countryPrefix: null,
+      formats: null,
+    };
     for (const msisdn of ['', 'abc', '+33612345678', '0612345678', '33 612345678', '9991234567', '1234567890123456', '3']) {
       assert.deepEqual(describeNumber(msisdn), nothing, JSON.stringify(msisdn));
     }
