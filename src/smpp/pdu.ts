@@ -1,0 +1,302 @@
+import smpp from 'smpp';
+
+/**
+ * PDU codec for Tern's session layer. Encoding goes through the `smpp` package's PDU class (its encoders are fine
+ * when given Buffers and explicit data_coding). Decoding is our own, over the package's command and TLV tables,
+ * because the package's decoder applies lossy filters (it turns short_message into text with its own charset
+ * guess and relative times into local-clock Dates) and reads past the end of a field without complaint. Here
+ * every value comes back raw (short_message and message_payload as Buffers, times as their 16-character strings)
+ * and a field that overruns its PDU is an error that carries the sequence number for the generic_nack.
+ */
+
+export const SmppStatus = {
+  ESME_ROK: 0x00,
+  ESME_RINVMSGLEN: 0x01,
+  ESME_RINVCMDLEN: 0x02,
+  ESME_RINVCMDID: 0x03,
+  ESME_RINVBNDSTS: 0x04,
+  ESME_RALYBND: 0x05,
+  ESME_RINVPRTFLG: 0x06,
+  ESME_RINVREGDLVFLG: 0x07,
+  ESME_RSYSERR: 0x08,
+  ESME_RINVSRCADR: 0x0a,
+  ESME_RINVDSTADR: 0x0b,
+  ESME_RINVMSGID: 0x0c,
+  ESME_RBINDFAIL: 0x0d,
+  ESME_RINVPASWD: 0x0e,
+  ESME_RINVSYSID: 0x0f,
+  ESME_RCANCELFAIL: 0x11,
+  ESME_RREPLACEFAIL: 0x13,
+  ESME_RMSGQFUL: 0x14,
+  ESME_RINVSERTYP: 0x15,
+  ESME_RINVNUMDESTS: 0x33,
+  ESME_RINVDLNAME: 0x34,
+  ESME_RINVDESTFLAG: 0x40,
+  ESME_RINVSUBREP: 0x42,
+  ESME_RINVESMCLASS: 0x43,
+  ESME_RCNTSUBDL: 0x44,
+  ESME_RSUBMITFAIL: 0x45,
+  ESME_RINVSRCTON: 0x48,
+  ESME_RINVSRCNPI: 0x49,
+  ESME_RINVDSTTON: 0x50,
+  ESME_RINVDSTNPI: 0x51,
+  ESME_RINVSYSTYP: 0x53,
+  ESME_RINVREPFLAG: 0x54,
+  ESME_RINVNUMMSGS: 0x55,
+  ESME_RTHROTTLED: 0x58,
+  ESME_RINVSCHED: 0x61,
+  ESME_RINVEXPIRY: 0x62,
+  ESME_RINVDFTMSGID: 0x63,
+  ESME_RX_T_APPN: 0x64,
+  ESME_RX_P_APPN: 0x65,
+  ESME_RX_R_APPN: 0x66,
+  ESME_RQUERYFAIL: 0x67,
+  ESME_RINVOPTPARSTREAM: 0xc0,
+  ESME_ROPTPARNOTALLWD: 0xc1,
+  ESME_RINVPARLEN: 0xc2,
+  ESME_RMISSINGOPTPARAM: 0xc3,
+  ESME_RINVOPTPARAMVAL: 0xc4,
+  ESME_RDELIVERYFAILURE: 0xfe,
+  ESME_RUNKNOWNERR: 0xff,
+} as const;
+
+export const GENERIC_NACK_ID = 0x80000000;
+const RESPONSE_BIT = 0x80000000;
+export const PDU_HEADER_LENGTH = 16;
+/** The package's own ceiling; a longer command_length cannot be a PDU we accept. */
+export const MAX_PDU_LENGTH = 16384;
+
+export interface DestAddress {
+  dest_addr_ton?: number;
+  dest_addr_npi?: number;
+  destination_addr?: string;
+  dl_name?: string;
+}
+
+export interface UnsuccessSme {
+  dest_addr_ton: number;
+  dest_addr_npi: number;
+  destination_addr: string;
+  error_status_code: number;
+}
+
+export type PduValue = number | string | Buffer | DestAddress[] | UnsuccessSme[] | unknown[];
+
+/** A decoded PDU: header plus mandatory parameters and TLVs by their names (unknown TLVs by numeric tag). */
+export interface Pdu {
+  command: string;
+  commandId: number;
+  status: number;
+  sequence: number;
+  fields: Record<string, PduValue>;
+}
+
+export type DecodeResult =
+  | { ok: true; pdu: Pdu }
+  | { ok: false; status: number; commandId: number; sequence: number; reason: string };
+
+export function isResponseId(commandId: number): boolean {
+  return (commandId & RESPONSE_BIT) !== 0;
+}
+
+export function commandName(commandId: number): string | undefined {
+  return smpp.commandsById[commandId >>> 0]?.command;
+}
+
+export function commandId(command: string): number | undefined {
+  return smpp.commands[command]?.id;
+}
+
+class Overrun extends Error {}
+
+class Reader {
+  offset: number;
+  constructor(
+    readonly buf: Buffer,
+    start: number,
+  ) {
+    this.offset = start;
+  }
+  get left(): number {
+    return this.buf.length - this.offset;
+  }
+  u8(): number {
+    if (this.left < 1) throw new Overrun('int8');
+    return this.buf.readUInt8(this.offset++);
+  }
+  u16(): number {
+    if (this.left < 2) throw new Overrun('int16');
+    const v = this.buf.readUInt16BE(this.offset);
+    this.offset += 2;
+    return v;
+  }
+  u32(): number {
+    if (this.left < 4) throw new Overrun('int32');
+    const v = this.buf.readUInt32BE(this.offset);
+    this.offset += 4;
+    return v;
+  }
+  cstring(): string {
+    const end = this.buf.indexOf(0, this.offset);
+    if (end < 0) throw new Overrun('C-octet string without NUL');
+    const s = this.buf.toString('latin1', this.offset, end);
+    this.offset = end + 1;
+    return s;
+  }
+  bytes(n: number): Buffer {
+    if (this.left < n) throw new Overrun(`${n} octets`);
+    const b = this.buf.subarray(this.offset, this.offset + n);
+    this.offset += n;
+    return b;
+  }
+}
+
+function readParam(r: Reader, type: smpp.FieldType): PduValue {
+  const t = smpp.types;
+  switch (type) {
+    case t.int8:
+      return r.u8();
+    case t.int16:
+      return r.u16();
+    case t.int32:
+      return r.u32();
+    case t.cstring:
+      return r.cstring();
+    case t.string:
+      return r.bytes(r.u8()).toString('latin1');
+    case t.buffer:
+      // short_message: sm_length then that many octets. Copied so the value does not pin the socket's chunk.
+      return Buffer.from(r.bytes(r.u8()));
+    case t.dest_address_array: {
+      const n = r.u8();
+      const out: DestAddress[] = [];
+      for (let i = 0; i < n; i++) {
+        const flag = r.u8();
+        if (flag === 1) {
+          const ton = r.u8();
+          const npi = r.u8();
+          out.push({ dest_addr_ton: ton, dest_addr_npi: npi, destination_addr: r.cstring() });
+        } else if (flag === 2) {
+          out.push({ dl_name: r.cstring() });
+        } else {
+          throw new Overrun(`dest_flag ${flag}`);
+        }
+      }
+      return out;
+    }
+    case t.unsuccess_sme_array: {
+      const n = r.u8();
+      const out: UnsuccessSme[] = [];
+      for (let i = 0; i < n; i++) {
+        const ton = r.u8();
+        const npi = r.u8();
+        const addr = r.cstring();
+        out.push({ dest_addr_ton: ton, dest_addr_npi: npi, destination_addr: addr, error_status_code: r.u32() });
+      }
+      return out;
+    }
+    default:
+      throw new Error('unsupported parameter type');
+  }
+}
+
+function readTlvValue(value: Buffer, type: smpp.FieldType): PduValue {
+  const t = smpp.types.tlv;
+  switch (type) {
+    case t.int8:
+      if (value.length !== 1) throw new Overrun('TLV int8 length');
+      return value.readUInt8(0);
+    case t.int16:
+      if (value.length !== 2) throw new Overrun('TLV int16 length');
+      return value.readUInt16BE(0);
+    case t.int32:
+      if (value.length !== 4) throw new Overrun('TLV int32 length');
+      return value.readUInt32BE(0);
+    case t.cstring: {
+      const end = value.indexOf(0);
+      return value.toString('latin1', 0, end < 0 ? value.length : end);
+    }
+    case t.string:
+      return value.toString('latin1');
+    default:
+      return Buffer.from(value);
+  }
+}
+
+/** Decodes one framed PDU (the whole buffer, header included). Never throws. */
+export function decodePdu(buf: Buffer): DecodeResult {
+  if (buf.length < PDU_HEADER_LENGTH) {
+    return { ok: false, status: SmppStatus.ESME_RINVCMDLEN, commandId: 0, sequence: 0, reason: 'short header' };
+  }
+  const length = buf.readUInt32BE(0);
+  const id = buf.readUInt32BE(4);
+  const status = buf.readUInt32BE(8);
+  const sequence = buf.readUInt32BE(12);
+  const fail = (s: number, reason: string): DecodeResult => ({ ok: false, status: s, commandId: id, sequence, reason });
+  if (length !== buf.length) return fail(SmppStatus.ESME_RINVCMDLEN, 'command_length does not match');
+  const def = smpp.commandsById[id];
+  if (!def) return fail(SmppStatus.ESME_RINVCMDID, `unknown command_id 0x${id.toString(16)}`);
+  const fields: Record<string, PduValue> = {};
+  const r = new Reader(buf, PDU_HEADER_LENGTH);
+  try {
+    for (const [name, param] of Object.entries(def.params ?? {})) {
+      // Like the package, a body that stops between two mandatory parameters leaves the rest absent (error
+      // responses carry no body at all); a parameter cut in its middle is malformed.
+      if (r.left === 0) break;
+      fields[name] = readParam(r, param.type);
+    }
+    while (r.left > 0) {
+      if (r.left < 4) throw new Overrun('TLV header');
+      const tag = r.u16();
+      const len = r.u16();
+      const value = r.bytes(len);
+      const tlv = smpp.tlvsById[tag];
+      if (!tlv) {
+        fields[String(tag)] = Buffer.from(value);
+        continue;
+      }
+      const decoded = readTlvValue(value, tlv.type);
+      if (tlv.multiple) {
+        const list = (fields[tlv.tag] as unknown[] | undefined) ?? [];
+        list.push(decoded);
+        fields[tlv.tag] = list;
+      } else {
+        fields[tlv.tag] = decoded;
+      }
+    }
+  } catch (e) {
+    if (e instanceof Overrun) return fail(SmppStatus.ESME_RINVCMDLEN, `malformed ${def.command}: ${e.message}`);
+    throw e;
+  }
+  return { ok: true, pdu: { command: def.command, commandId: id, status, sequence, fields } };
+}
+
+/** Encodes a PDU. With a non-zero status the body is left out, as SMPP 3.4 asks of error responses. */
+export function encodePdu(command: string, sequence: number, status = 0, fields: Record<string, unknown> = {}): Buffer {
+  const pdu = new smpp.PDU(command, { ...fields, sequence_number: sequence, command_status: status });
+  return pdu.toBuffer();
+}
+
+export function genericNack(sequence: number, status: number): Buffer {
+  return encodePdu('generic_nack', sequence, status);
+}
+
+export function str(pdu: Pdu, name: string): string {
+  const v = pdu.fields[name];
+  return typeof v === 'string' ? v : '';
+}
+
+export function num(pdu: Pdu, name: string): number {
+  const v = pdu.fields[name];
+  return typeof v === 'number' ? v : 0;
+}
+
+export function optNum(pdu: Pdu, name: string): number | undefined {
+  const v = pdu.fields[name];
+  return typeof v === 'number' ? v : undefined;
+}
+
+export function buf(pdu: Pdu, name: string): Buffer | undefined {
+  const v = pdu.fields[name];
+  return Buffer.isBuffer(v) ? v : undefined;
+}
