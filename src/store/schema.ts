@@ -172,6 +172,18 @@ export interface CampaignTable {
   body: string;
 }
 
+export interface TransferTable {
+  id: string;
+  source_id: string;
+  destination_id: string;
+  amount: number;
+  currency: string;
+  reference: string | null;
+  description: string | null;
+  credential_id: string | null;
+  created_at: number;
+}
+
 export interface SimulatorSubmissionTable {
   message_id: string;
   upstream_id: string;
@@ -201,4 +213,5 @@ export interface Database {
   consumption_rollups: ConsumptionRollupTable;
   blacklist: BlacklistTable;
   campaigns: CampaignTable;
+  transfers: TransferTable;
 }
