@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { parseEuros } from '../../domain/money.ts';
+import { parseEuros, toEuros } from '../../domain/money.ts';
 import { CHANNEL_FLOWS, CHANNEL_TYPES, ROLES } from '../../domain/tenancy.ts';
 import { callbackUrlProblem } from '../../domain/urls.ts';
 import type { Services } from '../../services/container.ts';
@@ -90,6 +90,18 @@ export function channelPatchFrom(body: Partial<Static<typeof ChannelPatchBody>>)
   };
   return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ChannelPatch;
 }
+
+const PriceItem = Type.Object({
+  channelType: Type.String({ enum: ['SMS', 'RCS', 'VOICE', 'LOOKUP'] }),
+  country: Type.String({ pattern: '^([A-Z]{2}|\\*)$', description: 'ISO 3166 alpha-2 code, or * for any other' }),
+  kind: Type.Optional(Type.String({ description: 'SMS, LOOKUP, VOICE; RCS: BASIC, SINGLE or CONVERSATION' })),
+  amount: AmountInput,
+});
+const PriceList = Type.Object({ items: Type.Array(PriceItem) });
+const PriceListView = Type.Object({
+  items: Type.Array(Type.Object({ channelType: Type.String(), country: Type.String(), kind: Type.String(), amount: Type.Number(), currency: Type.String() })),
+});
+const DEFAULT_KIND: Record<string, string> = { SMS: 'SMS', VOICE: 'VOICE', LOOKUP: 'LOOKUP' };
 
 export function adminRoutes(app: FastifyInstance, services: Services): void {
   const { tenancy } = services;
@@ -328,6 +340,47 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
     async (req) => {
       const credential = await tenancy.revokeCredential((req.params as { id: string }).id);
       return credentialView(credential, await tenancy.getChannel(credential.channelId));
+    },
+  );
+
+  const priceView = () => ({
+    items: services.messaging
+      .prices()
+      .sort((a, b) => `${a.channelType}${a.country}${a.kind}`.localeCompare(`${b.channelType}${b.country}${b.kind}`))
+      .map((p) => ({ ...p, amount: toEuros(p.amount), currency: 'EUR' })),
+  });
+
+  app.get(
+    '/admin/v1/prices',
+    { schema: { tags, security, summary: 'The price list (euros per unit)', response: { 200: PriceListView, ...errorResponses(401, 403) } } },
+    async () => priceView(),
+  );
+
+  app.put(
+    '/admin/v1/prices',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Set prices (entries not listed are kept)',
+        body: PriceList,
+        response: { 200: PriceListView, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (req) => {
+      const body = req.body as Static<typeof PriceList>;
+      const entries = body.items.map((item, i) => {
+        const kind = item.kind ?? DEFAULT_KIND[item.channelType];
+        if (!kind) fail('INVALID_REQUEST', `body.items[${i}].kind: required for ${item.channelType} prices`);
+        if (item.channelType === 'RCS' && !['BASIC', 'SINGLE', 'CONVERSATION'].includes(kind)) {
+          fail('INVALID_REQUEST', `body.items[${i}].kind: must be BASIC, SINGLE or CONVERSATION for RCS`);
+        }
+        const amount = parseEuros(item.amount, { allowZero: true });
+        if (!amount.ok) fail('INVALID_AMOUNT', `body.items[${i}].amount: ${amount.reason}`);
+        return { channelType: item.channelType as 'SMS', country: item.country, kind, amount: amount.micros };
+      });
+      await services.messaging.setPrices(entries);
+      return priceView();
     },
   );
 

@@ -1,0 +1,121 @@
+import { sql } from 'kysely';
+import type { Db } from './db.ts';
+import type { MessageEventTable, MessageTable } from './schema.ts';
+
+export type MessageRow = MessageTable;
+export type MessageEventRow = MessageEventTable;
+
+const INSERT_CHUNK = 200;
+
+export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db.insertInto('messages').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+  }
+}
+
+export async function insertEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK * 2) {
+    await db.insertInto('message_events').values(rows.slice(i, i + INSERT_CHUNK * 2)).execute();
+  }
+}
+
+export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number }>): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK * 2) {
+    await db
+      .insertInto('dispatch_queue')
+      .values(
+        rows.slice(i, i + INSERT_CHUNK * 2).map((r) => ({
+          message_id: r.messageId,
+          due_at: r.dueAt,
+          attempts: 0,
+          claimed_by: null,
+          lease_until: null,
+        })),
+      )
+      .execute();
+  }
+}
+
+export async function findMessage(db: Db, id: string): Promise<MessageRow | null> {
+  return (await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+}
+
+export async function findMessages(db: Db, ids: string[]): Promise<MessageRow[]> {
+  if (ids.length === 0) return [];
+  const out: MessageRow[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    out.push(...(await db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500)).execute()));
+  }
+  return out;
+}
+
+export async function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
+  if (upstreamIds.length === 0) return [];
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('connector', '=', connector)
+    .where('upstream_id', 'in', upstreamIds)
+    .execute();
+}
+
+export interface MessageFilter {
+  channelIds: string[];
+  direction?: string;
+  type?: string;
+  from: number;
+  to: number;
+  status?: string;
+  refClient?: string;
+  recipient?: string;
+  campaignId?: string;
+  offset: number;
+  limit: number;
+}
+
+export async function listMessages(db: Db, f: MessageFilter): Promise<MessageRow[]> {
+  if (f.channelIds.length === 0) return [];
+  let q = db
+    .selectFrom('messages')
+    .selectAll()
+    .where('channel_id', 'in', f.channelIds)
+    .where('accepted_at', '>=', f.from)
+    .where('accepted_at', '<', f.to);
+  if (f.direction) q = q.where('direction', '=', f.direction);
+  if (f.type) q = q.where('type', '=', f.type);
+  if (f.status) q = q.where('status', '=', f.status);
+  if (f.refClient) q = q.where('ref_client', '=', f.refClient);
+  if (f.recipient) q = q.where('recipient', '=', f.recipient);
+  if (f.campaignId) q = q.where('campaign_id', '=', f.campaignId);
+  return q.orderBy('accepted_at', 'desc').orderBy('id', 'desc').offset(f.offset).limit(f.limit).execute();
+}
+
+export async function listEvents(db: Db, messageId: string): Promise<MessageEventRow[]> {
+  return db.selectFrom('message_events').selectAll().where('message_id', '=', messageId).orderBy('id').execute();
+}
+
+export async function countByStatus(db: Db, campaignId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(['status', sql<number>`count(*)`.as('n')])
+    .where('campaign_id', '=', campaignId)
+    .groupBy('status')
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+/** The last MT message a channel sent to a number: what an MO from that number answers. */
+export async function findLastMt(db: Db, organisationId: string, channelId: string, recipient: string): Promise<MessageRow | null> {
+  return (
+    (await db
+      .selectFrom('messages')
+      .selectAll()
+      .where('organisation_id', '=', organisationId)
+      .where('recipient', '=', recipient)
+      .where('channel_id', '=', channelId)
+      .where('direction', '=', 'MT')
+      .orderBy('accepted_at', 'desc')
+      .limit(1)
+      .executeTakeFirst()) ?? null
+  );
+}
