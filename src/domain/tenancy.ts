@@ -10,7 +10,8 @@ export type Role = (typeof ROLES)[number];
 /**
  * What a credential may do. MESSAGE keys only send and read messages; USER keys also read their channel, its
  * consumption and deliveries and manage the blacklist; MANAGER keys see every channel of their organisation; ADMIN
- * keys also act on sub-organisations (transfers, creation) and on channel settings and webhook secrets.
+ * keys also act on sub-organisations (transfers, creation) and on channel settings and webhook secrets. Every role
+ * may look numbers up.
  */
 export type Permission =
   | 'messages:send'
@@ -22,11 +23,20 @@ export type Permission =
   | 'consumption:read'
   | 'webhooks:read'
   | 'webhooks:write'
-  | 'blacklist:write';
+  | 'blacklist:write'
+  | 'numbers:lookup';
 
 const GRANTS: Record<Role, readonly Permission[]> = {
-  MESSAGE: ['messages:send', 'messages:read'],
-  USER: ['messages:send', 'messages:read', 'channel:read', 'consumption:read', 'webhooks:read', 'blacklist:write'],
+  MESSAGE: ['messages:send', 'messages:read', 'numbers:lookup'],
+  USER: [
+    'messages:send',
+    'messages:read',
+    'channel:read',
+    'consumption:read',
+    'webhooks:read',
+    'blacklist:write',
+    'numbers:lookup',
+  ],
   MANAGER: [
     'messages:send',
     'messages:read',
@@ -36,6 +46,7 @@ const GRANTS: Record<Role, readonly Permission[]> = {
     'webhooks:read',
     'webhooks:write',
     'blacklist:write',
+    'numbers:lookup',
   ],
   ADMIN: [
     'messages:send',
@@ -48,6 +59,7 @@ const GRANTS: Record<Role, readonly Permission[]> = {
     'webhooks:read',
     'webhooks:write',
     'blacklist:write',
+    'numbers:lookup',
   ],
 };
 
