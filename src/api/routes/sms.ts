@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { parseApiDate } from '../../domain/dates.ts';
 import { MESSAGE_STATUSES } from '../../domain/status.ts';
@@ -6,6 +6,15 @@ import { seesOrganisation } from '../../domain/tenancy.ts';
 import type { Principal } from '../../services/auth.ts';
 import type { Services } from '../../services/container.ts';
 import { fail } from '../../services/errors.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  IDEMPOTENCY_HEADER,
+  idempotencyKeyOf,
+  releaseIdempotencyKey,
+  requestFingerprint,
+} from '../../services/idempotency.ts';
+import type { PreparedMessage } from '../../services/messaging/accept.ts';
 import { normaliseRecipient } from '../../services/messaging/sms.ts';
 import { messageObject } from '../../services/messaging/view.ts';
 import type { MessageRow } from '../../store/messages.ts';
@@ -176,7 +185,30 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
   const security = [{ apiKey: [] }];
   app.addSchema(MessageSchema);
 
-  const send = async (req: FastifyRequest, principal: Principal) => {
+  /**
+   * With an Idempotency-Key, the key is claimed first and its answer recorded in the accept transaction itself,
+   * so a retry either replays the stored answer or runs again — never creates a second message.
+   */
+  const send = async (req: FastifyRequest, reply: FastifyReply, principal: Principal) => {
+    const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
+    if (key === null) return reply.code(201).send(await sendOnce(req, principal));
+    const idem = { scope: `sms:${principal.channel.id}`, key, fingerprint: requestFingerprint(req.body) };
+    const claim = await claimIdempotencyKey(services.store.db, idem);
+    if (claim.state === 'replay') return reply.code(claim.answer.statusCode).send(claim.answer.body);
+    try {
+      const base = baseUrl(services, req);
+      return reply.code(201).send(
+        await sendOnce(req, principal, (db, row) =>
+          completeIdempotencyKey(db, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, principal.channel, base) }),
+        ),
+      );
+    } catch (err) {
+      await releaseIdempotencyKey(services.store.db, idem, claim.claimedAt);
+      throw err;
+    }
+  };
+
+  const sendOnce = async (req: FastifyRequest, principal: Principal, afterInsert?: PreparedMessage['afterInsert']) => {
     const body = req.body as Static<typeof SendSmsBody>;
     const m = await messaging.sendSms(principal.channel, {
       to: body.recipient.to,
@@ -189,7 +221,8 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
       callbackUrlStatus: body.callbackUrlStatus,
       callbackUrlMo: body.callbackUrlMo,
       source: 'REST',
-    });
+      fieldPrefix: 'body.',
+    }, afterInsert);
     return renderMessage(services, req, m);
   };
 
@@ -204,7 +237,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
 
   app.post('/sms/v1/messages', { schema: sendSchema }, async (req, reply) => {
     const principal = await authorize(services, req, 'messages:send', 'SMS');
-    return reply.code(201).send(await send(req, principal));
+    return send(req, reply, principal);
   });
 
   app.post(
@@ -215,7 +248,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
       if ((req.params as { channelId: string }).channelId !== principal.channel.id) {
         fail('NOT_FOUND', 'channel not found for this key');
       }
-      return reply.code(201).send(await send(req, principal));
+      return send(req, reply, principal);
     },
   );
 

@@ -19,6 +19,8 @@ export interface PreparedMessage {
   rejection: StatusDetail | null;
   /** Whether an opt-out blacklist applies (MARKETING channels). */
   checkBlacklist: boolean;
+  /** Runs in the accept transaction once the message is stored (e.g. recording an idempotent answer). */
+  afterInsert?: (db: Db, row: MessageRow) => Promise<void>;
 }
 
 export type EventHook = (db: Db, events: MessageEventRow[], messages: Map<string, MessageRow>) => Promise<void>;
@@ -202,6 +204,7 @@ export async function acceptBatch(
   await insertEvents(db, events);
   await enqueueDispatch(db, dispatch);
   await rollups.write(db);
+  for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
   if (hooks.length > 0) {
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const hook of hooks) await hook(db, events, byId);

@@ -119,8 +119,14 @@ export class MessagingService {
     return this.acceptor.submit(prepared);
   }
 
-  async sendSms(channel: Channel, input: SmsSendInput, now = Date.now()): Promise<MessageRow> {
+  async sendSms(
+    channel: Channel,
+    input: SmsSendInput,
+    afterInsert?: PreparedMessage['afterInsert'],
+    now = Date.now(),
+  ): Promise<MessageRow> {
     const prepared = await prepareSms(channel, input, this.prepareContext(now));
+    prepared.afterInsert = afterInsert;
     return this.accept(prepared);
   }
 
@@ -138,15 +144,22 @@ export class MessagingService {
     const prepared: PreparedMessage[] = [];
     const ctx = this.prepareContext(now);
     // The shared fields are checked once, so a bad body fails the whole request rather than every recipient.
-    await prepareSms(channel, { ...input.message, to: '33600000000', refClient: input.refClient, source: 'CAMPAIGN' }, ctx, 'body.');
+    await prepareSms(channel, { ...input.message, to: '33600000000', refClient: input.refClient, source: 'CAMPAIGN', fieldPrefix: 'body.' }, ctx);
     for (const [index, r] of input.recipients.entries()) {
       try {
         prepared.push(
           await prepareSms(
             channel,
-            { ...input.message, to: r.to, refClient: r.refClient ?? input.refClient ?? null, source: 'CAMPAIGN', campaignId },
+            {
+              ...input.message,
+              to: r.to,
+              refClient: r.refClient ?? input.refClient ?? null,
+              source: 'CAMPAIGN',
+              campaignId,
+              fieldPrefix: 'body.',
+              toField: `body.recipients[${index}].to`,
+            },
             ctx,
-            `recipients[${index}].`,
           ),
         );
       } catch (err) {

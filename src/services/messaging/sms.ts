@@ -39,6 +39,10 @@ export interface SmsSendInput {
   defaultCountry?: 'FR';
   /** Extra fields of the message object. */
   extra?: Record<string, unknown>;
+  /** How the door names the fields in error details (REST: `body.`). */
+  fieldPrefix?: string;
+  /** The recipient's field name when it is not `recipient.to` (campaigns, legacy). */
+  toField?: string;
 }
 
 /** Checks a sender ID against the length limit and the channel's list; returns the sender to use. */
@@ -102,9 +106,9 @@ export interface PrepareContext {
  * Validates and prices one SMS. Request errors throw (400); a number libphonenumber says is invalid is not an
  * error of the request: the message is accepted and ends UNDELIVERABLE / INVALID_PHONE_NUMBER at no charge.
  */
-export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: PrepareContext, fieldPrefix = ''): Promise<PreparedMessage> {
-  const f = (name: string) => `${fieldPrefix}${name}`;
-  const recipient = normaliseRecipient(input.to, f('recipient.to'), input.defaultCountry);
+export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: PrepareContext): Promise<PreparedMessage> {
+  const f = (name: string) => `${input.fieldPrefix ?? ''}${name}`;
+  const recipient = normaliseRecipient(input.to, input.toField ?? f('recipient.to'), input.defaultCountry);
   const text = input.stop ? `${input.text}${OPT_OUT_MENTION}` : input.text;
   let analysis;
   try {
