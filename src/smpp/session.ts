@@ -154,6 +154,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
   private pausedForWrite = false;
   private running = 0;
   private bindInProgress = false;
+  private closing = false;
   private readonly runningHandlers = new Set<Promise<void>>();
 
   private idleTimer: NodeJS.Timeout | undefined;
@@ -260,6 +261,11 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
   /** Sends unbind when bound, waits (briefly) for its response, then closes the socket. */
   async close(): Promise<void> {
     if (this._state === 'CLOSED') return;
+    // From here on inbound requests are dropped and reading goes on regardless of busy handlers, so the
+    // unbind_resp (and the end of the stream) can be seen behind whatever the peer had already sent.
+    this.closing = true;
+    this.pausedForHandlers = false;
+    this.resumeReading();
     if (this.isBound) {
       try {
         await this.request('unbind', {}, { timeoutMs: this.opts.unbindTimeoutMs });
@@ -339,6 +345,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
 
   private onRequest(pdu: Pdu): void {
     const { command } = pdu;
+    if (this.closing) return;
     if (command === 'enquire_link' && this._state !== 'UNBOUND') {
       this.respond(pdu, 0);
       return;
@@ -364,7 +371,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     const isBind = isBindCommand(pdu.command) && this.role === 'server';
     if (isBind) this.bindInProgress = true;
     this.running++;
-    if (this.running >= this.opts.maxConcurrentRequests) this.pausedForHandlers = true;
+    if (this.running >= this.opts.maxConcurrentRequests && !this.closing) this.pausedForHandlers = true;
     const handler = this.handler;
     const run = Promise.resolve()
       .then(() => (handler ? handler(pdu, this) : undefined))
@@ -395,7 +402,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
         this.runningHandlers.delete(run);
         this.running--;
         if (isBind) this.bindInProgress = false;
-        if (this.pausedForHandlers && this.running < this.opts.maxConcurrentRequests) {
+        if (this.pausedForHandlers && (this.running < this.opts.maxConcurrentRequests || this.closing)) {
           this.pausedForHandlers = false;
           this.resumeReading();
         }
@@ -405,8 +412,14 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
 
   private onUnbindRequest(pdu: Pdu): void {
     this.setState('UNBOUND');
-    // Answer the requests already being handled before saying goodbye; new ones now get ESME_RINVBNDSTS.
-    void Promise.allSettled([...this.runningHandlers]).then(() => {
+    // Answer the requests already being handled (for a while) before saying goodbye; new ones now get
+    // ESME_RINVBNDSTS.
+    let timer: NodeJS.Timeout | undefined;
+    const patience = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.opts.responseTimeoutMs);
+    });
+    void Promise.race([Promise.allSettled([...this.runningHandlers]), patience]).then(() => {
+      clearTimeout(timer);
       this.respond(pdu, 0);
       void this.end('unbound by peer');
     });
@@ -545,10 +558,13 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     this.closeReason ||= reason;
     if (this._state === 'CLOSED' || this.socket.destroyed) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      this.socket.once('close', () => resolve());
-      this.socket.end();
       // A peer that never closes its side must not keep the socket half-open forever.
-      setTimeout(() => this.socket.destroy(), this.opts.unbindTimeoutMs).unref();
+      const timer = setTimeout(() => this.socket.destroy(), this.opts.unbindTimeoutMs);
+      this.socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.socket.end();
     });
   }
 

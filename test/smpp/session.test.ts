@@ -42,7 +42,7 @@ function gatedHandler() {
   return { handler, gates };
 }
 
-describe('SmppSession bind state', () => {
+describe('SmppSession bind state', { timeout: 30_000 }, () => {
   it('moves OPEN → BOUND_TRX on both sides and refuses requests the state does not allow', async () => {
     const { port, sessions } = await serverSessions({ handler: bindOk });
     const client = await clientSession(port);
@@ -87,7 +87,7 @@ describe('SmppSession bind state', () => {
   });
 });
 
-describe('SmppSession framing errors', () => {
+describe('SmppSession framing errors', { timeout: 30_000 }, () => {
   it('nacks an unknown command id and a malformed body with their sequence numbers, then carries on', async () => {
     const { port, sessions } = await serverSessions({ handler: bindOk });
     const malformed: number[] = [];
@@ -169,7 +169,7 @@ describe('SmppSession framing errors', () => {
   });
 });
 
-describe('SmppSession outbound window', () => {
+describe('SmppSession outbound window', { timeout: 30_000 }, () => {
   it('keeps at most `window` requests in flight, queues the rest and matches out-of-order responses', async () => {
     const { handler, gates } = gatedHandler();
     const { port } = await serverSessions({ handler });
@@ -234,12 +234,13 @@ describe('SmppSession outbound window', () => {
   });
 });
 
-describe('SmppSession enquire_link watchdog', () => {
+describe('SmppSession enquire_link watchdog', { timeout: 30_000 }, () => {
   it('sends enquire_link when idle and stays up while they are answered', async () => {
     const server = net.createServer();
     servers.push(server);
     const enquires: number[] = [];
     server.on('connection', (socket) => {
+      socket.on('error', () => {});
       socket.on('data', (chunk) => {
         // Answer every enquire_link the client sends (they arrive whole on loopback).
         for (let off = 0; off + 16 <= chunk.length; off += chunk.readUInt32BE(off)) {
@@ -262,7 +263,7 @@ describe('SmppSession enquire_link watchdog', () => {
   });
 
   it('closes the session when enquire_link goes unanswered', async () => {
-    const server = net.createServer(() => {});
+    const server = net.createServer((socket) => socket.on('error', () => {}));
     servers.push(server);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -276,7 +277,7 @@ describe('SmppSession enquire_link watchdog', () => {
   });
 });
 
-describe('SmppSession inbound backpressure', () => {
+describe('SmppSession inbound backpressure', { timeout: 30_000 }, () => {
   it('runs at most M handlers, pauses reading, and resumes when one completes', async () => {
     const { handler, gates } = gatedHandler();
     const { port, sessions } = await serverSessions({ handler, maxConcurrentRequests: 4 });
