@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
+import tls from 'node:tls';
 import {
   commandId,
   decodePdu,
@@ -595,4 +596,34 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     const table = this.role === 'server' ? SMSC_TO_ESME : ESME_TO_SMSC;
     return table[this._state].has(command);
   }
+}
+
+export interface SmppConnectOptions extends Omit<SmppSessionOptions, 'role'> {
+  host: string;
+  port: number;
+  /** TLS toward the peer; `true` for defaults, or tls.connect options (ca, servername, rejectUnauthorized, …). */
+  tls?: boolean | tls.ConnectionOptions;
+  connectTimeoutMs?: number;
+}
+
+/** Opens a client-role session (Tern toward an operator SMSC); bind it with `session.bind(...)`. */
+export function connectSmppSession(options: SmppConnectOptions): Promise<SmppSession> {
+  const { host, port, tls: tlsOptions, connectTimeoutMs = 10_000, ...sessionOptions } = options;
+  return new Promise((resolve, reject) => {
+    const socket = tlsOptions
+      ? tls.connect({ host, port, ...(typeof tlsOptions === 'object' ? tlsOptions : {}) })
+      : net.connect({ host, port });
+    const timer = setTimeout(() => socket.destroy(new Error(`connect to ${host}:${port} timed out`)), connectTimeoutMs);
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    };
+    socket.once('error', fail);
+    socket.once(tlsOptions ? 'secureConnect' : 'connect', () => {
+      clearTimeout(timer);
+      socket.off('error', fail);
+      socket.setNoDelay(true);
+      resolve(new SmppSession(socket, { role: 'client', ...sessionOptions }));
+    });
+  });
 }

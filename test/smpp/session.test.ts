@@ -3,7 +3,13 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { encodePdu, SmppStatus, type Pdu } from '../../src/smpp/pdu.ts';
-import { SmppSession, SmppSessionError, type RequestHandler, type SmppSessionOptions } from '../../src/smpp/session.ts';
+import {
+  connectSmppSession,
+  SmppSession,
+  SmppSessionError,
+  type RequestHandler,
+  type SmppSessionOptions,
+} from '../../src/smpp/session.ts';
 import { RawClient, sleep, waitFor } from './smpp-test-kit.ts';
 
 const servers: net.Server[] = [];
@@ -22,10 +28,8 @@ async function serverSessions(options: Omit<SmppSessionOptions, 'role'> = {}) {
   return { port, sessions };
 }
 
-async function clientSession(port: number, options: Omit<SmppSessionOptions, 'role'> = {}): Promise<SmppSession> {
-  const socket = net.connect(port, '127.0.0.1');
-  await once(socket, 'connect');
-  return new SmppSession(socket, { role: 'client', ...options });
+function clientSession(port: number, options: Omit<SmppSessionOptions, 'role'> = {}): Promise<SmppSession> {
+  return connectSmppSession({ host: '127.0.0.1', port, ...options });
 }
 
 const bindOk: RequestHandler = (pdu) => (pdu.command.startsWith('bind_') ? { fields: { system_id: 'SMSC' } } : undefined);
@@ -57,6 +61,15 @@ describe('SmppSession bind state', { timeout: 30_000 }, () => {
     await client.close();
     assert.equal(client.state, 'CLOSED');
     await waitFor(() => sessions[0]!.state === 'CLOSED', 'server session closed');
+  });
+
+  it('fails to connect with the socket error when nothing listens', async () => {
+    const probe = net.createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as net.AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    await assert.rejects(connectSmppSession({ host: '127.0.0.1', port }), /ECONNREFUSED/);
   });
 
   it('answers requests before bind with ESME_RINVBNDSTS and a second bind with ESME_RALYBND', async () => {
