@@ -89,14 +89,18 @@ export class ConcatAssembler<M> {
       };
       this.pending.set(key, a);
     }
-    if (ref.total !== a.total || ref.seq < 1 || ref.seq > a.total) return { kind: 'inconsistent', messageId: a.messageId };
+    if (ref.total !== a.total || ref.seq < 1 || ref.seq > a.total) {
+      return { kind: 'inconsistent', messageId: a.messageId };
+    }
     if (a.parts.has(ref.seq)) return { kind: 'duplicate', messageId: a.messageId };
     a.parts.set(ref.seq, { payload, dataCoding });
     if (ref.seq === 1 && !a.metaFromFirstPart) {
       a.meta = meta;
       a.metaFromFirstPart = true;
     }
-    if (a.parts.size < a.total) return { kind: 'partial', messageId: a.messageId, received: a.parts.size, total: a.total };
+    if (a.parts.size < a.total) {
+      return { kind: 'partial', messageId: a.messageId, received: a.parts.size, total: a.total };
+    }
     clearTimeout(a.timer);
     this.pending.delete(key);
     return { kind: 'complete', messageId: a.messageId, text: assembleText(a), total: a.total, meta: a.meta };

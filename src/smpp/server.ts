@@ -374,7 +374,8 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     session.on('malformed', (info) => {
       log.debug({ ...info, remote: session.remoteAddress }, 'smpp malformed PDU answered with generic_nack');
       if (conn.principal) {
-        metric('smpp_errors_total', { system_id: conn.principal.systemId, command: 'generic_nack', status: hex(info.status) });
+        const labels = { system_id: conn.principal.systemId, command: 'generic_nack', status: hex(info.status) };
+        metric('smpp_errors_total', labels);
       }
     });
     session.on('handlerError', (err, pdu) => {
@@ -457,7 +458,8 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       roundRobin.set(principalKey, (turn + 1) % receivers.length);
       const conn = receivers[turn % receivers.length]!;
       const ok = await deliverTo(conn.session, list);
-      metric('smpp_delivers_total', { system_id: conn.principal!.systemId, outcome: ok ? 'ok' : 'failed' }, list.length);
+      const labels = { system_id: conn.principal!.systemId, outcome: ok ? 'ok' : 'failed' };
+      metric('smpp_delivers_total', labels, list.length);
       return ok;
     },
 

@@ -58,7 +58,16 @@ describe('formatReceiptText', () => {
 
 describe('parseReceiptText', () => {
   it('reads back what formatReceiptText writes', () => {
-    const s = formatReceiptText({ id: 'abc123', sub: 2, dlvrd: 1, submitDate, doneDate, stat: 'REJECTD', err: 5, text: 'hi: there' });
+    const s = formatReceiptText({
+      id: 'abc123',
+      sub: 2,
+      dlvrd: 1,
+      submitDate,
+      doneDate,
+      stat: 'REJECTD',
+      err: 5,
+      text: 'hi: there',
+    });
     assert.deepEqual(parseReceiptText(s), {
       id: 'abc123',
       sub: 2,

@@ -73,7 +73,10 @@ describe('ConcatAssembler', () => {
       total: 2,
     });
     assert.deepEqual(a.add(k1, { ref: 1, total: 2, seq: 1 }, gsm('a'), 0, ''), { kind: 'duplicate', messageId: 'm1' });
-    assert.deepEqual(a.add(k1, { ref: 1, total: 3, seq: 2 }, gsm('x'), 0, ''), { kind: 'inconsistent', messageId: 'm1' });
+    assert.deepEqual(a.add(k1, { ref: 1, total: 3, seq: 2 }, gsm('x'), 0, ''), {
+      kind: 'inconsistent',
+      messageId: 'm1',
+    });
     const done = a.add(k1, { ref: 1, total: 2, seq: 2 }, gsm('c'), 0, '');
     assert.equal(done.kind === 'complete' && done.text, 'ac');
   });

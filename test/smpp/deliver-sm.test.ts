@@ -29,7 +29,8 @@ describe('buildReceiptDeliverSm', () => {
     // '—' is not GSM: it becomes '?', the rest stays.
     assert.equal(
       decodeGsm7(fields.short_message),
-      'id:abc-123 sub:002 dlvrd:000 submit date:2601020304 done date:2601020309 stat:UNDELIV err:012 text:Prix: 5 € ? merci',
+      'id:abc-123 sub:002 dlvrd:000 submit date:2601020304 done date:2601020309 stat:UNDELIV err:012 ' +
+        'text:Prix: 5 € ? merci',
     );
     const d = decodePdu(encodePdu('deliver_sm', 3, 0, fields));
     assert.ok(d.ok);
@@ -47,7 +48,10 @@ describe('buildReceiptDeliverSm', () => {
       submitDate: new Date(),
       doneDate: new Date(),
     });
-    assert.deepEqual([f.source_addr_ton, f.source_addr, f.dest_addr_ton, f.destination_addr], [2, '0612345678', 3, '36111']);
+    assert.deepEqual(
+      [f.source_addr_ton, f.source_addr, f.dest_addr_ton, f.destination_addr],
+      [2, '0612345678', 3, '36111'],
+    );
   });
 });
 

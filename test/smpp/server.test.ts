@@ -158,8 +158,10 @@ describe('SMPP server: binds', { timeout: 30_000 }, () => {
   it('refuses a wrong password, an unknown system_id and one bind too many', async () => {
     const { port, server, sum } = await start();
     const c = await client(port);
-    assert.equal((await call(c, 'bind_transceiver', { system_id: 'alice', password: 'nope' })).command_status, SmppStatus.ESME_RINVPASWD);
-    assert.equal((await call(c, 'bind_transceiver', { system_id: 'mallory', password: 'x' })).command_status, SmppStatus.ESME_RINVSYSID);
+    const wrongPassword = await call(c, 'bind_transceiver', { system_id: 'alice', password: 'nope' });
+    assert.equal(wrongPassword.command_status, SmppStatus.ESME_RINVPASWD);
+    const unknown = await call(c, 'bind_transceiver', { system_id: 'mallory', password: 'x' });
+    assert.equal(unknown.command_status, SmppStatus.ESME_RINVSYSID);
     // A refused bind leaves the session open for another try.
     assert.equal((await call(c, 'bind_transceiver', { system_id: 'carol', password: 'pw' })).command_status, 0);
     const second = await bound(port, 'bind_receiver', CAROL);
@@ -179,7 +181,7 @@ describe('SMPP server: binds', { timeout: 30_000 }, () => {
     assert.equal(server.sessionCount(CAROL.key), 2);
   });
 
-  it('answers enquire_link, and refuses PDUs before bind and submits from a receiver with ESME_RINVBNDSTS', async () => {
+  it('answers enquire_link; refuses PDUs before bind and submits from a receiver with ESME_RINVBNDSTS', async () => {
     const { port } = await start();
     const c = await client(port);
     const el = await call(c, 'enquire_link');
@@ -212,7 +214,11 @@ describe('SMPP server: binds', { timeout: 30_000 }, () => {
     const nack2 = await r.next();
     assert.deepEqual([nack2.command, nack2.status, nack2.sequence], ['generic_nack', SmppStatus.ESME_RINVCMDLEN, 901]);
     assert.equal(handler.submits.length, 0);
-    const ok = await r.call('submit_sm', { destination_addr: '33600000001', data_coding: 0, short_message: Buffer.from('ok') });
+    const ok = await r.call('submit_sm', {
+      destination_addr: '33600000001',
+      data_coding: 0,
+      short_message: Buffer.from('ok'),
+    });
     assert.equal(ok.status, 0);
     assert.equal(ok.fields['message_id'], 'msg-1');
     assert.equal(handler.submits[0]!.submit.text, 'ok');
@@ -313,7 +319,10 @@ describe('SMPP server: submit_sm', { timeout: 30_000 }, () => {
     const b = await bound(port, 'bind_transceiver', BOB);
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) {
-      const resp = await call(i % 2 ? a : b, 'submit_sm', { destination_addr: '33600000001', short_message: Buffer.from(`m${i}`) });
+      const resp = await call(i % 2 ? a : b, 'submit_sm', {
+        destination_addr: '33600000001',
+        short_message: Buffer.from(`m${i}`),
+      });
       statuses.push(resp.command_status);
     }
     const T = SmppStatus.ESME_RTHROTTLED;
@@ -323,12 +332,14 @@ describe('SMPP server: submit_sm', { timeout: 30_000 }, () => {
     clock += 400; // two tokens back at 5/s
     const after = [];
     for (let i = 0; i < 3; i++) {
-      after.push((await call(a, 'submit_sm', { destination_addr: '33600000001', short_message: Buffer.from('x') })).command_status);
+      const resp = await call(a, 'submit_sm', { destination_addr: '33600000001', short_message: Buffer.from('x') });
+      after.push(resp.command_status);
     }
     assert.deepEqual(after, [0, 0, T]);
     // Another principal is not affected.
     const alice = await bound(port, 'bind_transmitter', ALICE);
-    assert.equal((await call(alice, 'submit_sm', { destination_addr: '1', short_message: Buffer.from('x') })).command_status, 0);
+    const other = await call(alice, 'submit_sm', { destination_addr: '1', short_message: Buffer.from('x') });
+    assert.equal(other.command_status, 0);
   });
 
   it('answers 100 submits in flight at once, as the handler completes them', async () => {
@@ -364,7 +375,10 @@ describe('SMPP server: submit_sm', { timeout: 30_000 }, () => {
     handler.gate = () => new Promise<void>(() => {});
     const r = await raw(port);
     await r.call('bind_transmitter', { system_id: 'alice', password: 'secret' });
-    const one = encodePdu('submit_sm', 1, 0, { destination_addr: '33600000001', short_message: Buffer.alloc(120, 0x41) });
+    const one = encodePdu('submit_sm', 1, 0, {
+      destination_addr: '33600000001',
+      short_message: Buffer.alloc(120, 0x41),
+    });
     const flood = Buffer.concat(Array.from({ length: 40_000 }, () => one));
     r.write(flood);
     let last = -1;
@@ -532,7 +546,12 @@ describe('SMPP server: submit_multi, query_sm, cancel_sm, replace_sm', { timeout
     assert.equal(resp['message_id'], 'msg-1');
     assert.deepEqual(resp['unsuccess_sme'], [
       { dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: '000999', error_status_code: SmppStatus.ESME_RINVDSTADR },
-      { dest_addr_ton: 0, dest_addr_npi: 0, destination_addr: 'friends', error_status_code: SmppStatus.ESME_RINVDLNAME },
+      {
+        dest_addr_ton: 0,
+        dest_addr_npi: 0,
+        destination_addr: 'friends',
+        error_status_code: SmppStatus.ESME_RINVDLNAME,
+      },
     ]);
     const none = await call(c, 'submit_multi', { dest_address: [], short_message: Buffer.from('x') });
     assert.equal(none.command_status, SmppStatus.ESME_RINVNUMDESTS);
@@ -562,7 +581,11 @@ describe('SMPP server: deliver_sm', { timeout: 30_000 }, () => {
     const rx = await bound(port, 'bind_receiver');
     let txGot = 0;
     tx.on('deliver_sm', () => txGot++);
-    const sub = await call(tx, 'submit_sm', { source_addr: 'ACME', destination_addr: '33612345678', short_message: Buffer.from('Your code is 1234, valid 10 min') });
+    const sub = await call(tx, 'submit_sm', {
+      source_addr: 'ACME',
+      destination_addr: '33612345678',
+      short_message: Buffer.from('Your code is 1234, valid 10 min'),
+    });
     const messageId = sub['message_id'] as string;
     const arriving = nextPdu(rx, 'deliver_sm');
     const delivered = server.deliver(
@@ -587,7 +610,8 @@ describe('SMPP server: deliver_sm', { timeout: 30_000 }, () => {
     const text = (pdu['short_message'] as { message: string }).message;
     assert.equal(
       text,
-      `id:${messageId} sub:001 dlvrd:001 submit date:2605011200 done date:2605011200 stat:DELIVRD err:000 text:Your code is 1234, v`,
+      `id:${messageId} sub:001 dlvrd:001 submit date:2605011200 done date:2605011200 stat:DELIVRD err:000 ` +
+        'text:Your code is 1234, v',
     );
     assert.equal(parseReceiptText(text)?.stat, 'DELIVRD');
     // Not answered yet: the receipt is not delivered until deliver_sm_resp comes.
@@ -627,7 +651,8 @@ describe('SMPP server: deliver_sm', { timeout: 30_000 }, () => {
       rx.send(pdu.response());
     });
     const text = 'STOP '.repeat(40); // 200 GSM characters: two parts
-    assert.equal(await server.deliver(ALICE.key, buildMoDeliverSms({ source: '33612345678', destination: '36111', text, ref: 0x155 })), true);
+    const mo = buildMoDeliverSms({ source: '33612345678', destination: '36111', text, ref: 0x155 });
+    assert.equal(await server.deliver(ALICE.key, mo), true);
     assert.equal(parts.length, 2);
     assert.deepEqual(parts.map((p) => p.esm), [0x40, 0x40]);
     assert.deepEqual(parts.map((p) => [...p.udh[0]!]), [
@@ -681,12 +706,18 @@ describe('SMPP server: TLS', { timeout: 30_000 }, () => {
         'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
         '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost',
       ], { stdio: 'ignore' });
-      const { tlsPort, port, handler } = await start({ tls: { port: 0, key: readFileSync(key), cert: readFileSync(cert) } });
+      const { tlsPort, port, handler } = await start({
+        tls: { port: 0, key: readFileSync(key), cert: readFileSync(cert) },
+      });
       assert.ok(tlsPort && tlsPort !== port);
       const c = await client(tlsPort!, true);
       assert.equal((c.socket as unknown as { encrypted?: boolean }).encrypted, true);
       assert.equal((await call(c, 'bind_transceiver', { system_id: 'alice', password: 'secret' })).command_status, 0);
-      const resp = await call(c, 'submit_sm', { destination_addr: '33612345678', data_coding: 0, short_message: Buffer.from('over TLS') });
+      const resp = await call(c, 'submit_sm', {
+        destination_addr: '33612345678',
+        data_coding: 0,
+        short_message: Buffer.from('over TLS'),
+      });
       assert.equal(resp.command_status, 0);
       assert.equal(handler.submits[0]!.submit.text, 'over TLS');
     } finally {

@@ -32,7 +32,9 @@ function clientSession(port: number, options: Omit<SmppSessionOptions, 'role'> =
   return connectSmppSession({ host: '127.0.0.1', port, ...options });
 }
 
-const bindOk: RequestHandler = (pdu) => (pdu.command.startsWith('bind_') ? { fields: { system_id: 'SMSC' } } : undefined);
+const bindOk: RequestHandler = (pdu) =>
+  pdu.command.startsWith('bind_') ? { fields: { system_id: 'SMSC' } } : undefined;
+const isCode = (code: string) => (e: SmppSessionError) => e.code === code;
 
 /** A handler whose submit_sm answers wait until the test releases them. */
 function gatedHandler() {
@@ -51,13 +53,13 @@ describe('SmppSession bind state', { timeout: 30_000 }, () => {
     const { port, sessions } = await serverSessions({ handler: bindOk });
     const client = await clientSession(port);
     assert.equal(client.state, 'OPEN');
-    await assert.rejects(client.request('submit_sm', { destination_addr: '1' }), (e: SmppSessionError) => e.code === 'STATE');
+    await assert.rejects(client.request('submit_sm', { destination_addr: '1' }), isCode('STATE'));
     const resp = await client.bind('bind_transceiver', { system_id: 'a', password: 'b' });
     assert.equal(resp.fields['system_id'], 'SMSC');
     assert.equal(client.state, 'BOUND_TRX');
     assert.equal(sessions[0]!.state, 'BOUND_TRX');
     // The server may not send submit_sm to an ESME, and may deliver to a transceiver.
-    await assert.rejects(sessions[0]!.request('submit_sm', {}), (e: SmppSessionError) => e.code === 'STATE');
+    await assert.rejects(sessions[0]!.request('submit_sm', {}), isCode('STATE'));
     await client.close();
     assert.equal(client.state, 'CLOSED');
     await waitFor(() => sessions[0]!.state === 'CLOSED', 'server session closed');
@@ -119,7 +121,10 @@ describe('SmppSession framing errors', { timeout: 30_000 }, () => {
     assert.equal(nack1.sequence, 77);
 
     // A submit_sm whose sm_length (200) runs past the end of its PDU.
-    const good = encodePdu('submit_sm', 78, 0, { destination_addr: '33600000000', short_message: Buffer.from('hello') });
+    const good = encodePdu('submit_sm', 78, 0, {
+      destination_addr: '33600000000',
+      short_message: Buffer.from('hello'),
+    });
     const bad = Buffer.from(good);
     bad[bad.length - 6] = 200;
     raw.write(bad);
@@ -223,7 +228,7 @@ describe('SmppSession outbound window', { timeout: 30_000 }, () => {
     await client.bind('bind_transmitter', { system_id: 'a' });
     const first = client.request('submit_sm', { destination_addr: '1' });
     const second = client.request('submit_sm', { destination_addr: '2' });
-    await assert.rejects(first, (e: SmppSessionError) => e.code === 'TIMEOUT');
+    await assert.rejects(first, isCode('TIMEOUT'));
     await waitFor(() => gates.length === 2, 'the queued request goes out once the slot is free');
     gates[1]!.release();
     assert.equal((await second).status, 0);
@@ -240,10 +245,10 @@ describe('SmppSession outbound window', { timeout: 30_000 }, () => {
     await client.bind('bind_transmitter', { system_id: 'a' });
     const a = client.request('submit_sm', { destination_addr: '1' });
     const b = client.request('submit_sm', { destination_addr: '2' });
-    await assert.rejects(client.request('submit_sm', { destination_addr: '3' }), (e: SmppSessionError) => e.code === 'WINDOW_FULL');
+    await assert.rejects(client.request('submit_sm', { destination_addr: '3' }), isCode('WINDOW_FULL'));
     client.destroy();
-    await assert.rejects(a, (e: SmppSessionError) => e.code === 'CLOSED');
-    await assert.rejects(b, (e: SmppSessionError) => e.code === 'CLOSED');
+    await assert.rejects(a, isCode('CLOSED'));
+    await assert.rejects(b, isCode('CLOSED'));
   });
 });
 
@@ -323,7 +328,10 @@ describe('SmppSession inbound backpressure', { timeout: 30_000 }, () => {
     const { port, sessions } = await serverSessions({ handler, maxConcurrentRequests: 4 });
     const raw = await RawClient.connect(port);
     await raw.call('bind_transmitter', { system_id: 'a' });
-    const one = encodePdu('submit_sm', 1, 0, { destination_addr: '33600000000', short_message: Buffer.alloc(100, 0x41) });
+    const one = encodePdu('submit_sm', 1, 0, {
+      destination_addr: '33600000000',
+      short_message: Buffer.alloc(100, 0x41),
+    });
     const count = 100_000; // about 15 MB
     const flood = Buffer.alloc(one.length * count);
     for (let i = 0; i < count; i++) {

@@ -76,7 +76,9 @@ export class RawClient {
   async call(command: string, fields: Record<string, unknown> = {}): Promise<Pdu> {
     const sequence = this.send(command, fields);
     const pdu = await this.next();
-    if (pdu.sequence !== sequence) throw new Error(`expected a response to ${sequence}, got ${pdu.command} ${pdu.sequence}`);
+    if (pdu.sequence !== sequence) {
+      throw new Error(`expected a response to ${sequence}, got ${pdu.command} ${pdu.sequence}`);
+    }
     return pdu;
   }
 

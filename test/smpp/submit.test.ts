@@ -23,7 +23,8 @@ function refused(r: DecodeSubmitResult): number {
 
 describe('decodeSubmit', () => {
   it("reads Kannel's defaults: esm_class 3 and registered_delivery 0x11", () => {
-    const s = ok(decodeSubmit(submitPdu({ esm_class: 3, registered_delivery: 0x11, short_message: Buffer.from('hi') }), now));
+    const pdu = submitPdu({ esm_class: 3, registered_delivery: 0x11, short_message: Buffer.from('hi') });
+    const s = ok(decodeSubmit(pdu, now));
     assert.equal(s.fields.esmClass, 3);
     assert.equal(s.fields.receiptRequested, true);
     assert.equal(s.fields.receiptOnFailureOnly, false);
@@ -58,17 +59,24 @@ describe('decodeSubmit', () => {
   });
 
   it('keeps a UDH without concatenation out of the text, and treats a 1-part concatenation as plain', () => {
-    const port = ok(decodeSubmit(submitPdu({ esm_class: 0x40, short_message: Buffer.from([4, 4, 2, 0x0b, 0x84, 0x41]) }), now));
+    const withPorts = submitPdu({ esm_class: 0x40, short_message: Buffer.from([4, 4, 2, 0x0b, 0x84, 0x41]) });
+    const port = ok(decodeSubmit(withPorts, now));
     assert.equal(port.concat, undefined);
     assert.deepEqual(port.payload, Buffer.from('A'));
-    const single = ok(decodeSubmit(submitPdu({ esm_class: 0x40, short_message: Buffer.from([5, 0, 3, 1, 1, 1, 0x41]) }), now));
+    const onePart = submitPdu({ esm_class: 0x40, short_message: Buffer.from([5, 0, 3, 1, 1, 1, 0x41]) });
+    const single = ok(decodeSubmit(onePart, now));
     assert.equal(single.concat, undefined);
   });
 
   it('reads sar_* TLVs, and refuses an incomplete or impossible set', () => {
     const s = ok(
       decodeSubmit(
-        submitPdu({ short_message: Buffer.from('x'), sar_msg_ref_num: 999, sar_total_segments: 4, sar_segment_seqnum: 4 }),
+        submitPdu({
+          short_message: Buffer.from('x'),
+          sar_msg_ref_num: 999,
+          sar_total_segments: 4,
+          sar_segment_seqnum: 4,
+        }),
         now,
       ),
     );
@@ -110,6 +118,7 @@ describe('decodeSubmit', () => {
       refused(decodeSubmit(submitPdu({ schedule_delivery_time: '261302120000000+' }), now)),
       SmppStatus.ESME_RINVSCHED,
     );
-    assert.equal(refused(decodeSubmit(submitPdu({ validity_period: 'tomorrow-please!' }), now)), SmppStatus.ESME_RINVEXPIRY);
+    const badValidity = submitPdu({ validity_period: 'tomorrow-please!' });
+    assert.equal(refused(decodeSubmit(badValidity, now)), SmppStatus.ESME_RINVEXPIRY);
   });
 });
