@@ -310,7 +310,14 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
         frame.writeUInt32BE(this.frameLength, 0);
         body.copy(frame, 4);
         this.frameLength = null;
-        this.onFrame(frame);
+        try {
+          this.onFrame(frame);
+        } catch (err) {
+          // A bug of ours (or a listener's) must cost this connection, not the process.
+          if (this.listenerCount('error') > 0) this.emit('error', err as Error);
+          this.destroy(`internal error: ${(err as Error).message}`);
+          return;
+        }
       }
     } finally {
       this.reading = false;
