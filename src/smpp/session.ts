@@ -156,6 +156,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
   private running = 0;
   private bindInProgress = false;
   private closing = false;
+  private framingLost = false;
   private readonly runningHandlers = new Set<Promise<void>>();
 
   private idleTimer: NodeJS.Timeout | undefined;
@@ -289,6 +290,11 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     if (this.reading) return;
     this.reading = true;
     try {
+      if (this.framingLost) {
+        // Nothing more can be framed: drain to the end of the stream so the close completes.
+        while (this.socket.read() !== null);
+        return;
+      }
       while (!this.pausedForHandlers && !this.pausedForWrite && !this.socket.destroyed) {
         if (this.frameLength === null) {
           const head = this.socket.read(4) as Buffer | null;
@@ -298,7 +304,9 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
           if (length < PDU_HEADER_LENGTH || length > MAX_PDU_LENGTH) {
             // Without a believable length nothing after this can be framed: nack and drop the connection.
             this.write(genericNack(0, SmppStatus.ESME_RINVCMDLEN));
-            this.end(`unframeable command_length ${length}`);
+            this.framingLost = true;
+            void this.end(`unframeable command_length ${length}`);
+            while (this.socket.read() !== null);
             return;
           }
           this.frameLength = length;

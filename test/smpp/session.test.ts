@@ -154,11 +154,13 @@ describe('SmppSession framing errors', { timeout: 30_000 }, () => {
     const raw = await RawClient.connect(port);
     const tooShort = Buffer.alloc(16);
     tooShort.writeUInt32BE(8, 0);
-    raw.write(tooShort);
+    // What follows cannot be trusted as PDUs: it must not be answered.
+    raw.write(Buffer.concat([tooShort, Buffer.alloc(64, 0xff), encodePdu('enquire_link', 5)]));
     const nack = await raw.next();
     assert.equal(nack.command, 'generic_nack');
     assert.equal(nack.status, SmppStatus.ESME_RINVCMDLEN);
     await waitFor(() => raw.closed, 'connection closed');
+    await assert.rejects(raw.next(50), /no PDU/);
   });
 
   it('answers a command the handler does not support with generic_nack ESME_RINVCMDID', async () => {
