@@ -23,7 +23,7 @@ import type {
 import { encodePdu, SmppStatus } from '../../src/smpp/pdu.ts';
 import { createSmppServer, type SmppServer, type SmppServerOptions } from '../../src/smpp/server.ts';
 import type { SmppSubmit } from '../../src/smpp/submit.ts';
-import { call, nextPdu, packageClient, RawClient, sleep, waitFor } from './smpp-test-kit.ts';
+import { call, floodUntilBlocked, nextPdu, packageClient, RawClient, sleep, waitFor } from './smpp-test-kit.ts';
 
 interface TestPrincipal extends SmppPrincipal {
   password: string;
@@ -379,15 +379,9 @@ describe('SMPP server: submit_sm', { timeout: 30_000 }, () => {
       destination_addr: '33600000001',
       short_message: Buffer.alloc(120, 0x41),
     });
-    const flood = Buffer.concat(Array.from({ length: 40_000 }, () => one));
-    r.write(flood);
-    let last = -1;
-    for (let i = 0; i < 100 && r.socket.writableLength !== last; i++) {
-      last = r.socket.writableLength;
-      await sleep(30);
-    }
+    const written = await floodUntilBlocked(r.socket, one);
+    assert.ok(written < 100 * 2 ** 20, 'the server stopped reading, so the client could not send everything');
     assert.equal(handler.submits.length, 4);
-    assert.ok(r.socket.writableLength > 0, 'the server stopped reading, so the client could not send everything');
   });
 });
 

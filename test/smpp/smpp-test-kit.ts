@@ -14,6 +14,27 @@ export async function waitFor(cond: () => boolean, what: string, timeoutMs = 500
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+const MB = 2 ** 20;
+
+/**
+ * Writes copies of `pdu`, about 1 MB at a time, until more than 1 MB stays queued in the socket because the peer
+ * takes no more (kernel buffers full), or until `limit` bytes were written. Returns the bytes written.
+ */
+export async function floodUntilBlocked(socket: net.Socket, pdu: Buffer, limit = 100 * MB): Promise<number> {
+  const chunk = Buffer.concat(Array.from({ length: Math.ceil(MB / pdu.length) }, () => pdu));
+  let written = 0;
+  while (written < limit) {
+    socket.write(chunk);
+    written += chunk.length;
+    await sleep(2);
+    if (socket.writableLength > 2 * MB) {
+      await sleep(50);
+      if (socket.writableLength > MB) break;
+    }
+  }
+  return written;
+}
+
 /** A client that writes raw bytes and reads back decoded PDUs (with our own decoder). */
 export class RawClient {
   private pending = Buffer.alloc(0);
