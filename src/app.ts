@@ -3,19 +3,33 @@ import pino, { type Logger } from 'pino';
 import { buildHttpServer } from './api/server.ts';
 import { Router } from './carriers/router.ts';
 import { SimulatorCarrier } from './carriers/simulator.ts';
+import { SimulatorRcs } from './carriers/simulator-rcs.ts';
 import type { TernConfig } from './config.ts';
 import { Metrics } from './metrics.ts';
 import { SimulatorHlr } from './carriers/simulator-hlr.ts';
 import { AuthService } from './services/auth.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './services/bootstrap.ts';
+import { ConsumptionService } from './services/consumption.ts';
 import type { Services } from './services/container.ts';
+import { FundsService } from './services/funds.ts';
 import { LookupService } from './services/lookup.ts';
-import { carrierEventSink, type InboundHandler } from './services/messaging/receipts.ts';
+import { parseSchedule } from './domain/retry.ts';
+import { InboundService } from './services/messaging/inbound.ts';
+import { carrierEventSink } from './services/messaging/receipts.ts';
+import { RcsService } from './services/messaging/rcs.ts';
 import { MessagingService } from './services/messaging/service.ts';
 import { TenancyService } from './services/tenancy.ts';
 import { openStore } from './store/db.ts';
 import { Dispatcher } from './workers/dispatcher.ts';
 import { ExpirySweeper } from './workers/expiry.ts';
+import { WebhookSender } from './workers/webhook-sender.ts';
+import { WebhookHttpClient } from './webhooks/http-client.ts';
+import { WebhookOutbox } from './webhooks/outbox.ts';
+import { VoiceSimulatorCarrier } from './carriers/simulator-voice.ts';
+import { LegacyService } from './services/legacy.ts';
+import { legacyReplyLinkHook, legacyWebhookFormatter } from './services/legacy-callbacks.ts';
+import { VoiceService } from './services/messaging/voice.ts';
+import { EspeakTts } from './voice/tts.ts';
 
 export interface TernApp {
   readonly services: Services;
@@ -44,10 +58,35 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const lookup = new LookupService(store, new SimulatorHlr());
   const messaging = new MessagingService(store, tenancy, config, logger);
   await messaging.init();
+  // Before the webhook outbox's hook: refunds and reply links must be in the message when its webhook is written.
+  const voice = new VoiceService(store, messaging, new EspeakTts(), logger.child({ component: 'voice' }));
+  messaging.addEventHook(legacyReplyLinkHook);
+  const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
+  let boundHttpPort = config.httpPort;
+  const publicBase = () =>
+    config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' || config.httpHost === '::' ? 'localhost' : config.httpHost}:${boundHttpPort}`;
+  const webhooks = new WebhookOutbox(messaging, publicBase);
+  messaging.addEventHook(webhooks.hook);
+  webhooks.registerFormatter(legacyWebhookFormatter);
+  const inboundService = new InboundService(store, tenancy, messaging);
   const router = new Router();
   const simulator = new SimulatorCarrier(store, config.simulator, logger.child({ component: 'simulator' }));
   router.register(simulator);
-  router.setRoutes([{ prefix: '', type: '*', flow: '*', connectors: [simulator.name] }]);
+  const voiceSimulator = new VoiceSimulatorCarrier(
+    store,
+    { ...config.simulator, retryMs: config.simulator.voiceRetryMs },
+    logger.child({ component: 'simulator-voice' }),
+  );
+  router.register(voiceSimulator);
+  router.setRoutes([
+    { prefix: '', type: 'VOICE', flow: '*', connectors: [voiceSimulator.name] },
+    { prefix: '', type: '*', flow: '*', connectors: [simulator.name] },
+  ]);
+  const simulatorRcs = new SimulatorRcs(store, simulator, logger.child({ component: 'simulator-rcs' }));
+  messaging.addEventHook(simulatorRcs.hook);
+  const rcs = new RcsService(store, messaging, simulatorRcs, config, logger.child({ component: 'rcs' }));
+  messaging.addEventHook(rcs.conversationHook);
+  const funds = new FundsService(store);
   const services: Services = {
     config,
     store,
@@ -56,14 +95,23 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     auth,
     lookup,
     messaging,
+    rcs,
     router,
     simulator,
+    webhooks,
+    inbound: inboundService,
+    publicBase,
+    funds,
+    consumption: new ConsumptionService(store),
+    voice,
+    legacy: new LegacyService(auth, tenancy, messaging, voice, funds),
   };
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
 
-  let inbound: InboundHandler | null = null;
-  const sink = carrierEventSink(store, messaging, () => inbound);
+  const sink = carrierEventSink(store, messaging, async (events) => {
+    await inboundService.receive(events);
+  });
   const dispatcher = new Dispatcher(store, messaging, router, logger.child({ component: 'dispatcher' }), {
     nodeId: config.nodeId,
   });
@@ -71,6 +119,11 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     if (rows.some((r) => r.status === 'ENROUTE')) dispatcher.wake();
   });
   const expiry = new ExpirySweeper(store, messaging, logger.child({ component: 'expiry' }));
+  expiry.setHandler('RCS', (ids, now) => rcs.expire(ids, now));
+  const webhookSender = new WebhookSender(store, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
+    schedule: parseSchedule(config.webhookRetrySchedule),
+  });
+  messaging.onCommitted(() => webhookSender.wake());
 
   let stopped = false;
   return {
@@ -80,12 +133,16 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     adminKey,
     demo,
     async start() {
+      await voice.checkAvailability();
       for (const c of router.all()) await c.start(sink);
+      simulatorRcs.start();
       dispatcher.start();
       expiry.start();
       await http.listen({ host: config.httpHost, port: config.httpPort });
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
+      boundHttpPort = httpPort;
+      webhookSender.start();
       return { httpPort };
     },
     async stop() {
@@ -95,8 +152,11 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       await messaging.drain();
       await dispatcher.stop();
       await expiry.stop();
+      await simulatorRcs.stop();
       for (const c of router.all()) await c.stop();
       await messaging.drain();
+      await webhookSender.stop();
+      await webhookClient.close();
       await store.close();
     },
   };

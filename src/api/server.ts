@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Services } from '../services/container.ts';
 import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { blacklistRoutes } from './routes/blacklist.ts';
 import { commonsRoutes } from './routes/commons.ts';
 import { consumptionRoutes } from './routes/consumptions.ts';
 import { legacyRoutes } from './routes/legacy.ts';
@@ -78,6 +79,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   voiceRoutes(app, services);
   legacyRoutes(app, services);
   webhookRoutes(app, services);
+  blacklistRoutes(app, services);
   simulatorRoutes(app, services);
 
   return app;

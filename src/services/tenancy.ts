@@ -153,6 +153,7 @@ export class TenancyService {
       createdAt: now,
     };
     await insertChannel(this.db, channel);
+    this.channelChanged(channel.id);
     return channel;
   }
 

@@ -14,6 +14,8 @@ export interface Store {
   readonly dialect: Dialect;
   /** The raw better-sqlite3 handle when on SQLite (hot paths use prepared statements). */
   readonly sqlite: SQLite.Database | null;
+  /** The PostgreSQL schema Tern's tables live in, when one is configured (`?schema=`). */
+  readonly schema: string | null;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -37,6 +39,7 @@ function openSqlite(path: string): Store {
     db,
     dialect: 'sqlite',
     sqlite: handle,
+    schema: null,
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -63,6 +66,7 @@ function openPostgres(url: string): Store {
     db,
     dialect: 'postgres',
     sqlite: null,
+    schema,
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -89,8 +93,11 @@ export async function openStore(databaseUrl: string): Promise<Store> {
 }
 
 async function migrate(store: Store): Promise<void> {
+  if (store.schema) await sql`create schema if not exists ${sql.id(store.schema)}`.execute(store.db);
   const migrator = new Migrator({
     db: store.db,
+    // Without it the migrator finds its lock table in any schema of the database and skips creating its own.
+    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
     provider: {
       async getMigrations(): Promise<Record<string, Migration>> {
         return migrations;

@@ -198,8 +198,104 @@ export interface SimulatorSubmissionTable {
   created_at: number;
 }
 
+export interface WebhookDeliveryTable {
+  id: string;
+  event_id: string;
+  message_id: string;
+  organisation_id: string;
+  channel_id: string;
+  kind: string;
+  method: string;
+  url: string;
+  payload: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  last_http_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
+export interface WebhookAttemptTable {
+  id: string;
+  delivery_id: string;
+  at: number;
+  outcome: string;
+  http_status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export interface UnroutedInboundTable {
+  id: string;
+  connector: string;
+  type: string;
+  sender: string;
+  recipient: string;
+  body: string;
+  received_at: number;
+}
+
+export interface RcsConversationTable {
+  id: string;
+  organisation_id: string;
+  channel_id: string;
+  /** The user's number. */
+  msisdn: string;
+  agent: string | null;
+  opened_at: number;
+  expires_at: number;
+  /** The MO message that opened it. */
+  opened_by: string | null;
+}
+
+export interface RcsConversationMessageTable {
+  conversation_id: string;
+  message_id: string;
+  at: number;
+}
+
+export interface SimulatorRcsReadTable {
+  message_id: string;
+  due_at: number;
+  emitted: number;
+}
+
+export interface VoiceAudioTable {
+  message_id: string;
+  wav: Buffer;
+  duration_ms: number;
+  created_at: number;
+}
+
+export interface SimulatorCallTable {
+  message_id: string;
+  upstream_id: string;
+  recipient: string;
+  outcome: string;
+  attempts: number;
+  duplicate_submits: number;
+  next_at: number | null;
+  final_status: string | null;
+  final_detail: string | null;
+  emitted: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
 export interface Database {
+  voice_audio: VoiceAudioTable;
+  simulator_calls: SimulatorCallTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
+  unrouted_inbound: UnroutedInboundTable;
   simulator_submissions: SimulatorSubmissionTable;
+  rcs_conversations: RcsConversationTable;
+  rcs_conversation_messages: RcsConversationMessageTable;
+  simulator_rcs_reads: SimulatorRcsReadTable;
   organisations: OrganisationTable;
   channels: ChannelTable;
   credentials: CredentialTable;

@@ -9,7 +9,7 @@ export type InboundHandler = (events: InboundEvent[]) => Promise<void>;
  * Turns carrier events into status changes and inbound messages. Receipts without Tern's id are matched on the
  * connector's upstream id; a receipt that matches nothing is dropped (it is late for a message purged or unknown).
  */
-export function carrierEventSink(store: Store, messaging: MessagingService, inbound: () => InboundHandler | null) {
+export function carrierEventSink(store: Store, messaging: MessagingService, inbound: InboundHandler) {
   return async (events: CarrierEvent[]): Promise<void> => {
     const receipts = events.filter((e): e is ReceiptEvent => e.kind === 'receipt');
     const mo = events.filter((e): e is InboundEvent => e.kind === 'mo');
@@ -30,10 +30,6 @@ export function carrierEventSink(store: Store, messaging: MessagingService, inbo
         refund: r.status === 'UNDELIVERABLE',
       }));
     if (changes.length > 0) await messaging.updateStatuses(changes);
-    if (mo.length > 0) {
-      const handler = inbound();
-      if (!handler) throw new Error('inbound messages received but no inbound handler is installed');
-      await handler(mo);
-    }
+    if (mo.length > 0) await inbound(mo);
   };
 }

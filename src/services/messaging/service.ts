@@ -3,8 +3,8 @@ import type { TernConfig } from '../../config.ts';
 import { uuidv7 } from '../../domain/ids.ts';
 import { PriceList } from '../../domain/pricing.ts';
 import type { MessageStatus } from '../../domain/status.ts';
-import type { Channel } from '../../store/channels.ts';
-import type { Store } from '../../store/db.ts';
+import { type Channel, findChannel } from '../../store/channels.ts';
+import type { Db, Store } from '../../store/db.ts';
 import {
   countByStatus,
   findMessage,
@@ -47,6 +47,7 @@ export class MessagingService {
   private priceList = new PriceList([]);
   private readonly hooks: EventHook[] = [];
   private readonly acceptedListeners: Array<(rows: MessageRow[]) => void> = [];
+  private readonly committedListeners: Array<() => void> = [];
   private readonly channels = new Map<string, { channel: Channel; until: number }>();
   private readonly acceptor: GroupCommitter<PreparedMessage, MessageRow>;
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
@@ -97,10 +98,28 @@ export class MessagingService {
     this.acceptedListeners.push(listener);
   }
 
-  async channel(id: string, now = Date.now()): Promise<Channel> {
+  /** Called after every transaction that wrote events (workers that read the outbox wake up on it). */
+  onCommitted(listener: () => void): void {
+    this.committedListeners.push(listener);
+  }
+
+  notifyCommitted(): void {
+    for (const l of this.committedListeners) l();
+  }
+
+  /** Runs the event hooks inside a transaction of another service that wrote events (inbound messages…). */
+  async runEventHooks(db: Db, events: MessageEventRow[], messages: Map<string, MessageRow>): Promise<void> {
+    for (const hook of this.hooks) await hook(db, events, messages);
+  }
+
+  /**
+   * A channel, cached briefly. Inside a transaction pass its executor: on SQLite the transaction holds the only
+   * connection, so a read through the store would wait for itself.
+   */
+  async channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
     const cached = this.channels.get(id);
     if (cached && cached.until > now) return cached.channel;
-    const channel = await this.tenancy.getChannel(id);
+    const channel = (await findChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
     this.channels.set(id, { channel, until: now + CHANNEL_CACHE_TTL_MS });
     return channel;
   }
@@ -111,6 +130,7 @@ export class MessagingService {
       .transaction()
       .execute((trx) => acceptBatch(trx, this.store.dialect, batch, this.hooks, now));
     for (const l of this.acceptedListeners) l(rows);
+    this.notifyCommitted();
     return rows;
   }
 
@@ -249,12 +269,14 @@ export class MessagingService {
   }
 
   /** Applies status changes in their own transaction right away. */
-  applyStatusNow(changes: StatusChange[]): Promise<AppliedChanges> {
-    return this.store.db
+  async applyStatusNow(changes: StatusChange[]): Promise<AppliedChanges> {
+    const result = await this.store.db
       .transaction()
       .execute((trx) =>
-        applyStatusChanges(trx, this.store.dialect, changes, async (cid) => (await this.channel(cid)).type, this.hooks),
+        applyStatusChanges(trx, this.store.dialect, changes, async (cid) => (await this.channel(cid, trx)).type, this.hooks),
       );
+    if (result.applied.length > 0) this.notifyCommitted();
+    return result;
   }
 
   /** Waits until queued accepts and status changes are written (graceful stop). */

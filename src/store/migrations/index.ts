@@ -2,10 +2,16 @@ import type { Migration } from 'kysely';
 import * as tenancy from './001-tenancy.ts';
 import * as messaging from './002-messaging.ts';
 import * as transfers from './003-transfers.ts';
+import * as webhooks from './004-webhooks.ts';
+import * as rcs from './005-rcs.ts';
+import * as voice from './006-voice.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
   '001-tenancy': tenancy,
   '002-messaging': messaging,
   '003-transfers': transfers,
+  '004-webhooks': webhooks,
+  '005-rcs': rcs,
+  '006-voice': voice,
 };
