@@ -8,6 +8,8 @@ export interface SimulatorConfig {
   submitLatencyMs: number;
   /** Delay between the submit and the delivery receipt, in ms. */
   receiptLatencyMs: number;
+  /** Delay between two attempts of a simulated voice call that was busy or not answered, in ms. */
+  voiceRetryMs: number;
 }
 
 export interface TernConfig {
@@ -61,6 +63,7 @@ const SETTINGS = {
   TERN_MESSAGE_VALIDITY_SECONDS: 'messageValiditySeconds',
   TERN_SIMULATOR_SUBMIT_LATENCY_MS: 'simulatorSubmitLatencyMs',
   TERN_SIMULATOR_RECEIPT_LATENCY_MS: 'simulatorReceiptLatencyMs',
+  TERN_SIMULATOR_VOICE_RETRY_MS: 'simulatorVoiceRetryMs',
   TERN_NODE_ID: 'nodeId',
 } as const;
 
@@ -180,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     simulator: {
       submitLatencyMs: int('TERN_SIMULATOR_SUBMIT_LATENCY_MS', 0, 0, 600_000)!,
       receiptLatencyMs: int('TERN_SIMULATOR_RECEIPT_LATENCY_MS', 50, 0, 3_600_000)!,
+      voiceRetryMs: int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     },
     nodeId: str('TERN_NODE_ID', null) ?? `node-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   };
