@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import type { MessagingService } from '../services/messaging/service.ts';
 import type { Store } from '../store/db.ts';
 
+/** Ends expired messages of one type its own way; returns the ids it took care of (the others expire as usual). */
+export type ExpiryHandler = (messageIds: string[], now: number) => Promise<string[]>;
+
 /**
  * Ends messages the operator accepted but never reported on: past their validity they are UNDELIVERED / EXPIRED
  * (they reached an operator, so they are not refunded).
@@ -9,6 +12,7 @@ import type { Store } from '../store/db.ts';
 export class ExpirySweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
+  private readonly handlers = new Map<string, ExpiryHandler>();
 
   constructor(
     private readonly store: Store,
@@ -16,6 +20,11 @@ export class ExpirySweeper {
     private readonly logger: Logger,
     private readonly intervalMs = 1_000,
   ) {}
+
+  /** Lets a message type decide what expiry means for it (RCS: fall back to SMS). */
+  setHandler(type: string, handler: ExpiryHandler): void {
+    this.handlers.set(type, handler);
+  }
 
   start(): void {
     this.timer = setInterval(() => {
@@ -33,14 +42,22 @@ export class ExpirySweeper {
     try {
       const rows = await this.store.db
         .selectFrom('messages')
-        .select('id')
+        .select(['id', 'type'])
         .where('status', '=', 'ENROUTE')
         .where('validity_until', '<', now)
         .where('upstream_id', 'is not', null)
         .limit(1000)
         .execute();
       if (rows.length === 0) return 0;
-      await this.messaging.applyStatusNow(rows.map((r) => ({ messageId: r.id, status: 'UNDELIVERED' as const, detail: 'EXPIRED', at: now })));
+      const handled = new Set<string>();
+      for (const [type, handler] of this.handlers) {
+        const ids = rows.filter((r) => r.type === type).map((r) => r.id);
+        if (ids.length > 0) for (const id of await handler(ids, now)) handled.add(id);
+      }
+      const rest = rows.filter((r) => !handled.has(r.id));
+      if (rest.length > 0) {
+        await this.messaging.applyStatusNow(rest.map((r) => ({ messageId: r.id, status: 'UNDELIVERED' as const, detail: 'EXPIRED', at: now })));
+      }
       return rows.length;
     } catch (err) {
       this.logger.error({ err }, 'expiry sweep failed');
