@@ -6,7 +6,7 @@ import type { Services } from '../../services/container.ts';
 import { fail } from '../../services/errors.ts';
 import { authorize, baseUrl } from '../access.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
-import { ChannelView, channelView, OrganisationView, organisationView } from '../views.ts';
+import { ChannelView, channelView } from '../views.ts';
 import { channelPatchFrom } from './admin.ts';
 
 const ChannelCustomerPatch = Type.Object({
@@ -145,28 +145,6 @@ export function commonsRoutes(app: FastifyInstance, services: Services): void {
       const principal = await authorize(services, req, 'channel:write');
       const channel = await reachableChannel(services, principal, (req.params as { id: string }).id);
       return secretView(await tenancy.rotateWebhookSecret(channel.id));
-    },
-  );
-
-  app.get(
-    '/commons/v1/organisations/:id',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Read an organisation and its balance',
-        params: IdParams,
-        response: { 200: OrganisationView, ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'organisation:read');
-      const { id } = req.params as { id: string };
-      if (!(await reachableOrganisationIds(services, principal)).includes(id)) {
-        fail('NOT_FOUND', `organisation ${id} not found`);
-      }
-      const org = await tenancy.getOrganisation(id);
-      return organisationView(org, await tenancy.organisationMonthlyConsumption(id), baseUrl(services, req));
     },
   );
 }
