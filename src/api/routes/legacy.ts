@@ -95,9 +95,25 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
           return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
         }
       };
-      const doc = { tags, summary, description };
+      const line = (what: string) => ({ description: what, content: { 'text/plain': { schema: Type.String() } } });
+      const response = {
+        200: line('`0 | …` (or the bare answer of credit.do, smsStatus.do and compteRendu.do)'),
+        400: line('`35 | …`: a missing or invalid parameter, named'),
+        401: line('`32 | …`: missing or unknown accessToken'),
+        403: line('`32 | …`: a key of another channel type or role'),
+        404: line('`61 | …` (unknown smsID) or `41 | …` (unknown target)'),
+        409: line('`33 | …`: insufficient credit; `35 | …`: no longer scheduled'),
+        500: line('`31 | …`: internal error'),
+        503: line('`31 | …`: text-to-speech unavailable'),
+      };
+      const doc = { tags, summary, description, response };
       scope.get(`/http/1.6/${op}`, { schema: { ...doc, querystring: schema } }, handler);
-      scope.post(`/http/1.6/${op}`, { schema: { ...doc, consumes: ['application/x-www-form-urlencoded'], body: schema } }, handler);
+      // Forms are the legacy way; JSON bodies with the same fields are read too.
+      scope.post(
+        `/http/1.6/${op}`,
+        { schema: { ...doc, consumes: ['application/x-www-form-urlencoded', 'application/json'], body: schema } },
+        handler,
+      );
     };
 
     const sendAnswer = (r: { code: 0 | 33; smsId: string }) =>
