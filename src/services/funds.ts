@@ -69,22 +69,22 @@ export class FundsService {
   }
 
   /**
-   * Whether `orgId` is the caller's organisation, one of its descendants, or its parent: the organisations a
+   * Whether `org` is the caller's organisation, one of its descendants, or its parent: the organisations a
    * caller may name in a transfer. Others answer 404 as if they did not exist.
    */
-  private async visibleTo(callerId: string, org: Organisation, caller: Organisation): Promise<boolean> {
+  private async visibleTo(org: Organisation, caller: Organisation): Promise<boolean> {
     if (org.id === caller.parentId) return true;
     let current: Organisation | null = org;
     for (let depth = 0; current && depth < 64; depth++) {
-      if (current.id === callerId) return true;
+      if (current.id === caller.id) return true;
       current = current.parentId ? await findOrganisation(this.db, current.parentId) : null;
     }
     return false;
   }
 
-  private async visibleOrganisation(callerId: string, caller: Organisation, id: string, role: string): Promise<Organisation> {
+  private async visibleOrganisation(caller: Organisation, id: string, role: string): Promise<Organisation> {
     const org = await findOrganisation(this.db, id);
-    if (!org || !(await this.visibleTo(callerId, org, caller))) fail('NOT_FOUND', `${role} organisation ${id} not found`);
+    if (!org || !(await this.visibleTo(org, caller))) fail('NOT_FOUND', `${role} organisation ${id} not found`);
     return org;
   }
 
@@ -101,8 +101,8 @@ export class FundsService {
   ): Promise<IdempotentAnswer<T> & { replayed: boolean }> {
     const caller = await findOrganisation(this.db, req.callerOrganisationId);
     if (!caller) return fail('NOT_FOUND', `organisation ${req.callerOrganisationId} not found`);
-    const source = await this.visibleOrganisation(caller.id, caller, req.sourceId, 'source');
-    const destination = await this.visibleOrganisation(caller.id, caller, req.destinationId, 'destination');
+    const source = await this.visibleOrganisation(caller, req.sourceId, 'source');
+    const destination = await this.visibleOrganisation(caller, req.destinationId, 'destination');
     const node = (o: Organisation): OrganisationNode => ({ id: o.id, parentId: o.parentId });
     const decision = transferDecision(caller.id, node(source), node(destination));
     if (!decision.allowed) fail('FORBIDDEN_TRANSFER', decision.reason);
