@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { buildHttpServer } from './api/server.ts';
@@ -30,6 +31,9 @@ import { LegacyService } from './services/legacy.ts';
 import { legacyReplyLinkHook, legacyWebhookFormatter } from './services/legacy-callbacks.ts';
 import { VoiceService } from './services/messaging/voice.ts';
 import { EspeakTts } from './voice/tts.ts';
+import { SmppGateway, smppMetricHook } from './services/smpp-gateway.ts';
+import { createSmppServer } from './smpp/server.ts';
+import { SmppOutboxWorker } from './workers/smpp-outbox.ts';
 
 export interface TernApp {
   readonly services: Services;
@@ -38,7 +42,7 @@ export interface TernApp {
   readonly adminKey: AdminKeyResult;
   readonly demo: DemoResult | null;
   /** Starts listening; resolves with the bound ports (useful with port 0). */
-  start(): Promise<{ httpPort: number }>;
+  start(): Promise<{ httpPort: number; smppPort: number; smppTlsPort?: number }>;
   /** Stops accepting, drains work in flight and closes the database. */
   stop(): Promise<void>;
 }
@@ -87,6 +91,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const rcs = new RcsService(store, messaging, simulatorRcs, config, logger.child({ component: 'rcs' }));
   messaging.addEventHook(rcs.conversationHook);
   const funds = new FundsService(store);
+  const smpp = new SmppGateway(store, tenancy, messaging, logger.child({ component: 'smpp' }));
+  messaging.addEventHook(smpp.hook);
   const services: Services = {
     config,
     store,
@@ -105,6 +111,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     consumption: new ConsumptionService(store),
     voice,
     legacy: new LegacyService(auth, tenancy, messaging, voice, funds),
+    smpp,
   };
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
@@ -124,6 +131,24 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     schedule: parseSchedule(config.webhookRetrySchedule),
   });
   messaging.onCommitted(() => webhookSender.wake());
+  const smppServer = createSmppServer({
+    host: config.smppHost,
+    port: config.smppPort,
+    ...(config.smppTlsPort !== null &&
+      config.smppTlsCert !== null &&
+      config.smppTlsKey !== null && {
+        tls: { port: config.smppTlsPort, cert: readFileSync(config.smppTlsCert), key: readFileSync(config.smppTlsKey) },
+      }),
+    handler: smpp,
+    logger: logger.child({ component: 'smpp' }),
+    onMetric: smppMetricHook(services.metrics),
+    maxConcurrentRequests: 100,
+  });
+  const smppOutbox = new SmppOutboxWorker(store, smppServer, logger.child({ component: 'smpp-outbox' }), {
+    metrics: services.metrics,
+  });
+  smpp.onReceiverBound((credentialId) => smppOutbox.bound(credentialId));
+  messaging.onCommitted(() => smppOutbox.wake());
 
   let stopped = false;
   return {
@@ -143,11 +168,16 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
       boundHttpPort = httpPort;
       webhookSender.start();
-      return { httpPort };
+      const smppPorts = await smppServer.listen();
+      smppOutbox.start();
+      logger.info(smppPorts, 'SMPP listening');
+      return { httpPort, smppPort: smppPorts.port, ...(smppPorts.tlsPort !== undefined && { smppTlsPort: smppPorts.tlsPort }) };
     },
     async stop() {
       if (stopped) return;
       stopped = true;
+      // SMPP first: its clients are unbound while the pipeline behind them still runs.
+      await smppServer.close();
       await http.close();
       await messaging.drain();
       await dispatcher.stop();
@@ -156,6 +186,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       for (const c of router.all()) await c.stop();
       await messaging.drain();
       await webhookSender.stop();
+      await smppOutbox.stop();
       await webhookClient.close();
       await store.close();
     },

@@ -14,6 +14,7 @@ import { opsRoutes } from './routes/ops.ts';
 import { organisationRoutes } from './routes/organisations.ts';
 import { rcsRoutes } from './routes/rcs.ts';
 import { simulatorRoutes } from './routes/simulator.ts';
+import { smppAdminRoutes } from './routes/smpp-admin.ts';
 import { smsRoutes } from './routes/sms.ts';
 import { voiceRoutes } from './routes/voice.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
@@ -81,6 +82,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   webhookRoutes(app, services);
   blacklistRoutes(app, services);
   simulatorRoutes(app, services);
+  smppAdminRoutes(app, services);
 
   return app;
 }

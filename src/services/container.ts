@@ -14,6 +14,7 @@ import type { WebhookOutbox } from '../webhooks/outbox.ts';
 import type { InboundService } from './messaging/inbound.ts';
 import type { VoiceService } from './messaging/voice.ts';
 import type { LegacyService } from './legacy.ts';
+import type { SmppGateway } from './smpp-gateway.ts';
 
 /** Every service, built once by the composition root and shared by all doors (REST, SMPP, legacy HTTP). */
 export interface Services {
@@ -35,4 +36,6 @@ export interface Services {
   consumption: ConsumptionService;
   voice: VoiceService;
   legacy: LegacyService;
+  /** The SMPP door: credentials, binds, submits, receipts. */
+  smpp: SmppGateway;
 }

@@ -286,7 +286,39 @@ export interface SimulatorCallTable {
   ended_at: number | null;
 }
 
+export interface SmppCredentialTable {
+  id: string;
+  channel_id: string;
+  organisation_id: string;
+  system_id: string;
+  /** scrypt$N$r$p$salt$hash (base64). */
+  password_hash: string;
+  /** JSON list of addresses and CIDR ranges; empty: any. */
+  allowed_ips: string;
+  max_binds: number;
+  /** Submits a second; 0: no limit. */
+  tps: number;
+  state: string;
+  created_at: number;
+}
+
+export interface SmppOutboxTable {
+  id: string;
+  credential_id: string;
+  /** RECEIPT or MO. */
+  kind: string;
+  message_id: string | null;
+  /** JSON list of deliver_sm fields, short_message in hex; sent in order over one session. */
+  pdus: string;
+  created_at: number;
+  expires_at: number;
+  attempts: number;
+  next_attempt_at: number;
+}
+
 export interface Database {
+  smpp_credentials: SmppCredentialTable;
+  smpp_outbox: SmppOutboxTable;
   voice_audio: VoiceAudioTable;
   simulator_calls: SimulatorCallTable;
   webhook_deliveries: WebhookDeliveryTable;

@@ -32,6 +32,8 @@ export function forEachDialect(name: string, fn: (dialect: DialectName) => void)
 export interface TestServer {
   app: TernApp;
   url: string;
+  /** The SMPP server's port (127.0.0.1). */
+  smppPort: number;
   adminKey: string;
   dialect: DialectName;
   stop(): Promise<void>;
@@ -88,11 +90,12 @@ export async function startTestServer(
     ...env,
   });
   const app = await createApp(config, { logger: pino({ level: process.env.TERN_TEST_LOG_LEVEL ?? 'silent' }) });
-  const { httpPort } = await app.start();
+  const { httpPort, smppPort } = await app.start();
   let stopped = false;
   return {
     app,
     url: `http://127.0.0.1:${httpPort}`,
+    smppPort,
     adminKey: TEST_ADMIN_KEY,
     dialect,
     async stop() {

@@ -5,6 +5,7 @@ import * as transfers from './003-transfers.ts';
 import * as webhooks from './004-webhooks.ts';
 import * as rcs from './005-rcs.ts';
 import * as voice from './006-voice.ts';
+import * as smpp from './007-smpp.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '004-webhooks': webhooks,
   '005-rcs': rcs,
   '006-voice': voice,
+  '007-smpp': smpp,
 };

@@ -1,0 +1,163 @@
+import { sql } from 'kysely';
+import type { Db, Dialect } from './db.ts';
+import type { SmppCredentialTable, SmppOutboxTable } from './schema.ts';
+
+/** SMPP credentials and the outbox of deliver_sm waiting for a receiver. */
+
+export interface SmppCredential {
+  id: string;
+  channelId: string;
+  organisationId: string;
+  systemId: string;
+  passwordHash: string;
+  allowedIps: string[];
+  maxBinds: number;
+  tps: number;
+  state: 'ACTIVE' | 'DISABLED';
+  createdAt: number;
+}
+
+export function toSmppCredential(r: SmppCredentialTable): SmppCredential {
+  return {
+    id: r.id,
+    channelId: r.channel_id,
+    organisationId: r.organisation_id,
+    systemId: r.system_id,
+    passwordHash: r.password_hash,
+    allowedIps: JSON.parse(r.allowed_ips) as string[],
+    maxBinds: r.max_binds,
+    tps: r.tps,
+    state: r.state as SmppCredential['state'],
+    createdAt: r.created_at,
+  };
+}
+
+export async function insertSmppCredential(db: Db, c: SmppCredential): Promise<void> {
+  await db
+    .insertInto('smpp_credentials')
+    .values({
+      id: c.id,
+      channel_id: c.channelId,
+      organisation_id: c.organisationId,
+      system_id: c.systemId,
+      password_hash: c.passwordHash,
+      allowed_ips: JSON.stringify(c.allowedIps),
+      max_binds: c.maxBinds,
+      tps: c.tps,
+      state: c.state,
+      created_at: c.createdAt,
+    })
+    .execute();
+}
+
+export async function findSmppCredential(db: Db, id: string): Promise<SmppCredential | null> {
+  const row = await db.selectFrom('smpp_credentials').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toSmppCredential(row) : null;
+}
+
+export async function findSmppCredentialBySystemId(db: Db, systemId: string): Promise<SmppCredential | null> {
+  const row = await db.selectFrom('smpp_credentials').selectAll().where('system_id', '=', systemId).executeTakeFirst();
+  return row ? toSmppCredential(row) : null;
+}
+
+export async function listSmppCredentials(db: Db, channelIds: string[]): Promise<SmppCredential[]> {
+  if (channelIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('smpp_credentials')
+    .selectAll()
+    .where('channel_id', 'in', channelIds)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(toSmppCredential);
+}
+
+/** Deletes a credential and whatever was waiting for its receivers. */
+export async function deleteSmppCredential(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('smpp_outbox').where('credential_id', '=', id).execute();
+  await db.deleteFrom('smpp_credentials').where('id', '=', id).execute();
+}
+
+export type SmppOutboxRow = SmppOutboxTable;
+
+export async function insertOutbox(db: Db, rows: SmppOutboxRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    await db.insertInto('smpp_outbox').values(rows.slice(i, i + 500)).execute();
+  }
+}
+
+/**
+ * Claims due rows of the given credentials: their next attempt moves `leaseMs` ahead, so no other pass or node takes
+ * them meanwhile; a row whose deliver_sm is answered is deleted, any other is rescheduled.
+ */
+export async function claimOutbox(
+  db: Db,
+  dialect: Dialect,
+  credentialIds: string[],
+  now: number,
+  leaseMs: number,
+  limit: number,
+): Promise<SmppOutboxRow[]> {
+  if (credentialIds.length === 0) return [];
+  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
+  const res = await sql<SmppOutboxRow>`
+    update smpp_outbox set next_attempt_at = ${now + leaseMs}
+    where id in (
+      select id from smpp_outbox
+      where credential_id in (${sql.join(credentialIds)}) and next_attempt_at <= ${now} and expires_at > ${now}
+      order by next_attempt_at, id limit ${limit} ${lock}
+    )
+    returning *`.execute(db);
+  return res.rows.map((r) => ({
+    ...r,
+    created_at: Number(r.created_at),
+    expires_at: Number(r.expires_at),
+    next_attempt_at: Number(r.next_attempt_at),
+  }));
+}
+
+export async function deleteOutbox(db: Db, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db.deleteFrom('smpp_outbox').where('id', 'in', ids.slice(i, i + 500)).execute();
+  }
+}
+
+export async function rescheduleOutbox(db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> {
+  await db.updateTable('smpp_outbox').set({ attempts, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+}
+
+/** Makes every waiting row of these credentials due now (a receiver just bound). */
+export async function makeOutboxDue(db: Db, credentialIds: string[], now: number, except: string[]): Promise<void> {
+  if (credentialIds.length === 0) return;
+  let q = db
+    .updateTable('smpp_outbox')
+    .set({ next_attempt_at: now })
+    .where('credential_id', 'in', credentialIds)
+    .where('next_attempt_at', '>', now);
+  // Rows being delivered right now keep their lease.
+  if (except.length > 0) q = q.where('id', 'not in', except);
+  await q.execute();
+}
+
+/** Deletes rows past their expiry; returns how many per credential. */
+export async function expireOutbox(db: Db, now: number): Promise<Map<string, number>> {
+  const rows = await db
+    .deleteFrom('smpp_outbox')
+    .where('expires_at', '<=', now)
+    .returning(['credential_id'])
+    .execute();
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.credential_id, (counts.get(r.credential_id) ?? 0) + 1);
+  return counts;
+}
+
+/** Rows waiting, per credential's system_id and kind. */
+export async function countOutbox(db: Db): Promise<Array<{ systemId: string; kind: string; count: number }>> {
+  const rows = await db
+    .selectFrom('smpp_outbox as o')
+    .innerJoin('smpp_credentials as c', 'c.id', 'o.credential_id')
+    .select(['c.system_id', 'o.kind', sql<number>`count(*)`.as('n')])
+    .groupBy(['c.system_id', 'o.kind'])
+    .execute();
+  return rows.map((r) => ({ systemId: r.system_id, kind: r.kind, count: Number(r.n) }));
+}
