@@ -591,6 +591,12 @@ forEachDialect('RCS', (dialect) => {
     assert.deepEqual(byKind.get('BASIC'), { quantity: 3, messages: 3, amount: 3 * 40_000 });
     assert.deepEqual(byKind.get('CONVERSATION'), { quantity: 2, messages: 4, amount: 2 * 90_000 });
     assert.equal(await balance(server, t), round6(5 - 3 * BASIC - 2 * CONVERSATION));
+    const consumption = await request(server, 'GET', '/commons/v1/consumptions?searchBy[channel.type]=RCS&searchBy[periodType]=DAY', { key: t.key });
+    assert.equal(consumption.status, 200, consumption.text);
+    assert.equal(consumption.body.items.length, 1);
+    assert.equal(consumption.body.items[0].type, 'RCS');
+    assert.equal(consumption.body.items[0].quantity, 5, 'three BASIC messages and two conversations');
+    assert.deepEqual(consumption.body.items[0].price, { amount: round6(3 * BASIC + 2 * CONVERSATION), currency: 'EUR' });
   });
 
   test('concurrent sends into one conversation take its charge once', async () => {
