@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { uuidv7 } from '../domain/ids.ts';
-import { messageStateOf, receiptErrorCode, receiptStatOf, receiptWanted } from '../domain/smpp-status.ts';
+import { messageStateOf, receiptErrorCode, receiptStatOf, receiptWanted, smppAddressOf } from '../domain/smpp-status.ts';
 import type { ReceiptStat } from '../domain/smpp-receipt.ts';
 import { isFinal, type MessageStatus } from '../domain/status.ts';
 import type { Metrics } from '../metrics.ts';
@@ -100,8 +100,8 @@ function receiptPdu(m: MessageRow, stat: ReceiptStat): DeliverSmFields {
   const body = JSON.parse(m.body) as { text?: unknown };
   return buildReceiptDeliverSm({
     messageId: m.id,
-    source: m.recipient,
-    destination: m.sender ?? '',
+    source: smppAddressOf(m.recipient),
+    destination: smppAddressOf(m.sender ?? ''),
     stat,
     err: receiptErrorCode(stat, m.status_detail),
     submitDate: new Date(m.accepted_at),
@@ -332,7 +332,12 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     if (typeof body.text !== 'string' || body.text === '') return null;
     try {
       // The concatenation reference comes from the id's random tail, so two long MO rarely share one.
-      return buildMoDeliverSms({ source: m.sender ?? '', destination: m.recipient, text: body.text, ref: parseInt(m.id.slice(-2), 16) });
+      return buildMoDeliverSms({
+        source: smppAddressOf(m.sender ?? ''),
+        destination: smppAddressOf(m.recipient),
+        text: body.text,
+        ref: parseInt(m.id.slice(-2), 16),
+      });
     } catch (err) {
       this.logger.warn({ err, messageId: m.id }, 'smpp: MO text cannot be sent as deliver_sm');
       return null;

@@ -724,6 +724,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     const mo = await rx.nextDeliver((p) => p['esm_class'] === 0);
     assert.equal(mo['source_addr'], '33698765432');
     assert.equal(mo['destination_addr'], '36180');
+    assert.deepEqual([mo['source_addr_ton'], mo['source_addr_npi'], mo['dest_addr_ton'], mo['dest_addr_npi']], [1, 1, 3, 0], 'international handset, short code');
     assert.equal(mo['data_coding'], 0);
     assert.equal((mo['short_message'] as { message: string }).message, 'Bonjour');
     await eventually(async () => ((await outboxCount(server, credentialId)) === 0 ? true : undefined), 5_000, 'MO removed');
