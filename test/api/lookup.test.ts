@@ -86,8 +86,12 @@ forEachDialect('number lookup', (dialect) => {
     assert.equal(res.status, 200, res.text);
     return res.body.balance.amount as number;
   };
-  const ledgerOf = (organisationId: string) =>
-    db().selectFrom('ledger').selectAll().where('organisation_id', '=', organisationId).orderBy('id').execute();
+  /** The organisation's ledger through its API (the key must be an ADMIN or MANAGER key of it), oldest first. */
+  const ledgerOf = async (owner: { organisationId: string; key: string }) => {
+    const res = await request(server, 'GET', `/commons/v1/organisations/${owner.organisationId}/ledger?pageSize=100`, { key: owner.key });
+    assert.equal(res.status, 200, res.text);
+    return (res.body.items as Array<{ kind: string; amount: number; balance: number; description: string | null }>).reverse();
+  };
   const lookupRollupsOf = (organisationId: string) =>
     db()
       .selectFrom('consumption_rollups')
@@ -199,7 +203,7 @@ forEachDialect('number lookup', (dialect) => {
     assertError(await request(server, 'GET', '/lookup?msisdn=', { key: t.key }), 400, '400.003', /empty/);
     assertError(await request(server, 'GET', '/lookup', { key: t.key }), 400, '400.001', /msisdn/);
     assert.equal(await balanceOf(t.organisationId), 1);
-    assert.equal((await ledgerOf(t.organisationId)).filter((e) => e.kind === 'CHARGE').length, 0);
+    assert.equal((await ledgerOf(t)).filter((e) => e.kind === 'CHARGE').length, 0);
     assert.deepEqual(await lookupRollupsOf(t.organisationId), []);
   });
 
@@ -267,9 +271,9 @@ forEachDialect('number lookup', (dialect) => {
     assert.equal(res.body.items[3].valid, false);
 
     // Five inputs were numbers (one invalid, still a query): charged together in one ledger row.
-    const charges = (await ledgerOf(t.organisationId)).filter((e) => e.kind === 'CHARGE');
+    const charges = (await ledgerOf(t)).filter((e) => e.kind === 'CHARGE');
     assert.equal(charges.length, 1);
-    assert.equal(charges[0]!.amount, -5 * 5_000);
+    assert.equal(charges[0]!.amount, -5 * DEFAULT_LOOKUP_PRICE);
     assert.equal(charges[0]!.description, 'Number lookup of 5 numbers');
     assert.equal(await balanceOf(t.organisationId), 1 - 5 * DEFAULT_LOOKUP_PRICE);
   });
@@ -307,18 +311,16 @@ forEachDialect('number lookup', (dialect) => {
     assert.equal((await request(server, 'GET', '/lookup?msisdn=3361234567', { key: t.key })).status, 200); // invalid: still a query
 
     assert.equal(await balanceOf(t.organisationId), 2 - 0.008 * 3 - 0.005);
-    const charges = (await ledgerOf(t.organisationId)).filter((e) => e.kind === 'CHARGE');
+    const charges = (await ledgerOf(t)).filter((e) => e.kind === 'CHARGE');
     assert.deepEqual(
-      charges.map((e) => [e.amount, e.description]),
+      charges.map((e) => [e.amount, e.balance, e.description]),
       [
-        [-8_000, 'Number lookup of 33612345678'],
-        [-8_000, 'Number lookup of 33660123456'],
-        [-5_000, 'Number lookup of 4915123456789'],
-        [-8_000, 'Number lookup of 3361234567'],
+        [-0.008, 1.992, 'Number lookup of 33612345678'],
+        [-0.008, 1.984, 'Number lookup of 33660123456'],
+        [-0.005, 1.979, 'Number lookup of 4915123456789'],
+        [-0.008, 1.971, 'Number lookup of 3361234567'],
       ],
     );
-    const ledgerTotal = (await ledgerOf(t.organisationId)).reduce((sum, e) => sum + Number(e.amount), 0);
-    assert.equal(ledgerTotal, 2_000_000 - 29_000, 'the balance is the sum of the ledger');
 
     const today = new Date().toISOString().slice(0, 10);
     const rollups = (await lookupRollupsOf(t.organisationId)).map((r) => ({
@@ -333,13 +335,38 @@ forEachDialect('number lookup', (dialect) => {
     // The organisation's monthly consumption includes the lookups.
     const org = await request(server, 'GET', `/admin/v1/organisations/${t.organisationId}`, { key: server.adminKey });
     assert.equal(org.body.monthlyConsumption, 0.029);
+
+    // And the consumption API reports them under channel type LOOKUP, by network, and not under SMS.
+    for (const periodType of ['DAY', 'MONTH']) {
+      const res = await request(server, 'GET', `/commons/v1/consumptions?searchBy[channel.type]=LOOKUP&searchBy[periodType]=${periodType}`, { key: t.key });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.items.length, 1, periodType);
+      const record = res.body.items[0];
+      assert.equal(record.type, 'LOOKUP');
+      assert.equal(record.periodType, periodType);
+      assert.equal(record.channel.channelId, t.channelId);
+      assert.equal(record.quantity, 4);
+      assert.deepEqual(record.price, { amount: 0.029, currency: 'EUR' });
+      const byNetwork = record.items
+        .map((i: any) => [i.lookup.mccMnc, i.quantity, i.price.amount, i.statuses])
+        .sort((a: any[], b: any[]) => String(a[0]).localeCompare(String(b[0])));
+      assert.deepEqual(byNetwork, [
+        ['20810', 1, 0.008, [{ value: 'DONE', quantity: 1 }]],
+        ['20820', 1, 0.008, [{ value: 'DONE', quantity: 1 }]],
+        ['26201', 1, 0.005, [{ value: 'DONE', quantity: 1 }]],
+        [null, 1, 0.008, [{ value: 'DONE', quantity: 1 }]],
+      ]);
+    }
+    const sms = await request(server, 'GET', '/commons/v1/consumptions?searchBy[channel.type]=SMS', { key: t.key });
+    assert.equal(sms.status, 200, sms.text);
+    assert.deepEqual(sms.body.items, []);
   });
 
   test('not enough balance: 409.002 and nothing charged, for one number and for a bulk request', async () => {
     const broke = await createTenant(server);
     assertError(await request(server, 'GET', '/commons/v1/lookup/33612345678', { key: broke.key }), 409, '409.002', /0\.005 EUR/);
     assertError(await request(server, 'GET', '/lookup?msisdn=33612345678', { key: broke.key }), 409, '409.002');
-    assert.deepEqual(await ledgerOf(broke.organisationId), []);
+    assert.deepEqual(await ledgerOf(broke), []);
     assert.deepEqual(await lookupRollupsOf(broke.organisationId), []);
 
     // Enough for two lookups, not for three: the bulk request is all or nothing.
@@ -350,7 +377,7 @@ forEachDialect('number lookup', (dialect) => {
     });
     assertError(res, 409, '409.002', /3 lookups/);
     assert.equal(await balanceOf(t.organisationId), 0.01);
-    assert.equal((await ledgerOf(t.organisationId)).filter((e) => e.kind === 'CHARGE').length, 0);
+    assert.equal((await ledgerOf(t)).filter((e) => e.kind === 'CHARGE').length, 0);
     assert.deepEqual(await lookupRollupsOf(t.organisationId), []);
     // Bad inputs only: nothing to charge, so a broke organisation still gets its answer.
     const onlyBad = await request(server, 'POST', '/commons/v1/lookup', { key: broke.key, body: { msisdns: ['abc'] } });
@@ -365,7 +392,7 @@ forEachDialect('number lookup', (dialect) => {
     );
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 409, 409, 409, 409, 409, 409]);
     assert.equal(await balanceOf(t.organisationId), 0);
-    assert.equal((await ledgerOf(t.organisationId)).filter((e) => e.kind === 'CHARGE').length, 4);
+    assert.equal((await ledgerOf(t)).filter((e) => e.kind === 'CHARGE').length, 4);
   });
 
   test('any role and any channel type may look up; the charge goes to the key’s organisation', async () => {
@@ -402,7 +429,7 @@ forEachDialect('number lookup', (dialect) => {
     assert.equal(res.status, 200, res.text);
     assert.equal(await balanceOf(parent.organisationId), 1 - DEFAULT_LOOKUP_PRICE);
     assert.equal(await balanceOf(sub.body.organisationId), 0);
-    assert.equal((await ledgerOf(parent.organisationId)).filter((e) => e.kind === 'CHARGE').length, 1);
+    assert.equal((await ledgerOf(parent)).filter((e) => e.kind === 'CHARGE').length, 1);
     assert.equal((await lookupRollupsOf(sub.body.organisationId)).length, 1);
     assert.equal((await lookupRollupsOf(parent.organisationId)).length, 0);
   });
