@@ -123,7 +123,7 @@ forEachDialect('webhooks', (dialect) => {
     down.respond = (_r, i) => (i < 6 ? 503 : 200);
     try {
       const t = await createTenant(server, { balance: 5 });
-      const ms = [];
+      const ms: any[] = [];
       for (let i = 0; i < 3; i++) ms.push(await send(server, t, `3361234567${i}`, { callbackUrlStatus: `${down.url}/s` }));
       await eventually(
         async () => {
@@ -194,9 +194,9 @@ forEachDialect('webhooks', (dialect) => {
     try {
       const a = await createTenant(server, { balance: 20 });
       const b = await createTenant(server, { balance: 20 });
-      const slowOnes = [];
+      const slowOnes: any[] = [];
       for (let i = 0; i < 40; i++) slowOnes.push(await send(server, a, `33612${String(345100 + i)}`, { callbackUrlStatus: `${slow.url}/x` }));
-      const fastOnes = [];
+      const fastOnes: any[] = [];
       for (let i = 0; i < 5; i++) fastOnes.push(await send(server, b, `33612${String(345200 + i)}`, { callbackUrlStatus: `${fast.url}/y` }));
       await eventually(async () => {
         const ok = new Set(fast.delivered().filter((r) => r.json?.status?.value === 'DELIVERED').map((r) => r.json.messageId));

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { transferDecision } from '../../src/domain/transfer-rules.ts';
 
-const root = { id: 'root', parentId: null };
+type Org = { id: string; parentId: string | null };
+const root: Org = { id: 'root', parentId: null };
 const a = { id: 'a', parentId: 'root' };
 const b = { id: 'b', parentId: 'root' };
 const a1 = { id: 'a1', parentId: 'a' };
