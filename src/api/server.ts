@@ -37,7 +37,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
 
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Tern',
         version: '0.1.0',

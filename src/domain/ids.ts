@@ -3,6 +3,21 @@ import { randomBytes } from 'node:crypto';
 let lastMs = 0;
 let seq = 0;
 
+// One call into the CSPRNG per 4 KiB instead of two per id: ids are made on every hot path.
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = POOL_SIZE;
+
+function random(n: number): Buffer {
+  if (poolOffset + n > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const out = pool.subarray(poolOffset, poolOffset + n);
+  poolOffset += n;
+  return out;
+}
+
 /**
  * RFC 9562 UUIDv7: 48-bit Unix milliseconds, then a 12-bit counter seeded randomly each millisecond so ids made
  * in the same millisecond by this process still sort in creation order. Time-ordered keys keep B-tree inserts
@@ -11,7 +26,7 @@ let seq = 0;
 export function uuidv7(now: number = Date.now()): string {
   if (now > lastMs) {
     lastMs = now;
-    seq = randomBytes(2).readUInt16BE(0) & 0x7ff;
+    seq = random(2).readUInt16BE(0) & 0x7ff;
   } else {
     seq++;
     if (seq > 0xfff) {
@@ -19,7 +34,7 @@ export function uuidv7(now: number = Date.now()): string {
       seq = 0;
     }
   }
-  const b = randomBytes(16);
+  const b = Buffer.from(random(16));
   const ms = lastMs;
   b[0] = Math.floor(ms / 2 ** 40) & 0xff;
   b[1] = Math.floor(ms / 2 ** 32) & 0xff;

@@ -25,6 +25,35 @@ export interface Store {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * Kysely prepares every query anew; preparing is a measurable share of a write on SQLite. Statements are kept by
+ * their SQL text (least recently used out) and reused: better-sqlite3 runs them synchronously, so one statement is
+ * never used by two queries at once.
+ */
+function withStatementCache(handle: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string): SQLite.Statement => {
+    let stmt = cache.get(source);
+    if (stmt) {
+      cache.delete(source);
+    } else {
+      stmt = handle.prepare(source);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(source, stmt);
+    return stmt;
+  };
+  return new Proxy(handle, {
+    get(target, prop) {
+      if (prop === 'prepare') return prepare;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 function openSqlite(path: string): Store {
   const file = path === ':memory:' ? path : resolve(path);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -34,7 +63,7 @@ function openSqlite(path: string): Store {
   handle.pragma('cache_size = -65536');
   handle.pragma('busy_timeout = 5000');
   handle.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
   return {
     db,
     dialect: 'sqlite',
@@ -74,6 +103,23 @@ function openPostgres(url: string): Store {
       await db.destroy();
     },
   };
+}
+
+/** PostgreSQL's serialization failure and deadlock: the transaction did nothing and may simply run again. */
+export function isRetryableTransactionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+/** Runs `work` in a transaction, again (up to 3 times) when PostgreSQL aborts it as a deadlock. */
+export async function inTransaction<T>(store: Store, work: (trx: Db) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.db.transaction().execute(work);
+    } catch (err) {
+      if (attempt >= 3 || !isRetryableTransactionError(err)) throw err;
+    }
+  }
 }
 
 /**

@@ -111,3 +111,39 @@ export async function sumLedger(db: Db, organisationId: string): Promise<number>
     .executeTakeFirst();
   return Number(row?.total ?? 0);
 }
+
+/**
+ * Credits one organisation for several items in one balance update (one row lock, one write), with a ledger row
+ * per item carrying its running balance. Must run inside the caller's transaction.
+ */
+export async function applyCredits(
+  db: Db,
+  organisationId: string,
+  items: Array<Omit<BalanceChange, 'organisationId' | 'floor'>>,
+): Promise<void> {
+  const total = items.reduce((a, i) => a + i.amount, 0);
+  const row = await db
+    .updateTable('organisations')
+    .set({ balance: sql<number>`balance + ${total}` })
+    .where('id', '=', organisationId)
+    .returning('balance')
+    .executeTakeFirst();
+  if (!row) return;
+  let running = Number(row.balance) - total;
+  const rows = items.map((i) => {
+    running += i.amount;
+    return {
+      id: uuidv7(i.at),
+      organisation_id: organisationId,
+      amount: i.amount,
+      balance_after: running,
+      kind: i.kind,
+      reference: i.reference ?? null,
+      description: i.description ?? null,
+      message_id: i.messageId ?? null,
+      transfer_id: i.transferId ?? null,
+      created_at: i.at,
+    };
+  });
+  for (let k = 0; k < rows.length; k += 400) await db.insertInto('ledger').values(rows.slice(k, k + 400)).execute();
+}

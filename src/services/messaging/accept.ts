@@ -71,7 +71,9 @@ export async function acceptBatch(
   };
   const payerIds = [...new Set(orgIds.map(payerOf))].sort();
   let balanceQuery = db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', payerIds).orderBy('id');
-  if (dialect === 'postgres') balanceQuery = balanceQuery.forUpdate();
+  // NO KEY UPDATE: enough to serialise balance changes, and it does not conflict with the key-share locks that
+  // foreign-key checks of sub-organisation rows take on their parent.
+  if (dialect === 'postgres') balanceQuery = balanceQuery.forNoKeyUpdate();
   const balances = new Map((await balanceQuery.execute()).map((r) => [r.id, Number(r.balance)]));
   const spent = new Map<string, number>();
 
@@ -149,6 +151,9 @@ export async function acceptBatch(
       m.status_detail = detail;
       m.charged = 0;
     } else {
+      // Set in both branches: a transaction retried after a deadlock runs this again on the same rows.
+      m.status = m.send_at > now ? 'SCHEDULED' : 'ENROUTE';
+      m.status_detail = null;
       m.charged = p.price;
       if (p.price > 0) {
         const after = balance - p.price;

@@ -4,7 +4,7 @@ import { uuidv7 } from '../../domain/ids.ts';
 import { PriceList } from '../../domain/pricing.ts';
 import type { MessageStatus } from '../../domain/status.ts';
 import { type Channel, findChannel } from '../../store/channels.ts';
-import type { Db, Store } from '../../store/db.ts';
+import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
   countByStatus,
   findMessage,
@@ -126,9 +126,7 @@ export class MessagingService {
 
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {
     const now = Date.now();
-    const rows = await this.store.db
-      .transaction()
-      .execute((trx) => acceptBatch(trx, this.store.dialect, batch, this.hooks, now));
+    const rows = await inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.hooks, now));
     for (const l of this.acceptedListeners) l(rows);
     this.notifyCommitted();
     return rows;
@@ -270,11 +268,9 @@ export class MessagingService {
 
   /** Applies status changes in their own transaction right away. */
   async applyStatusNow(changes: StatusChange[]): Promise<AppliedChanges> {
-    const result = await this.store.db
-      .transaction()
-      .execute((trx) =>
-        applyStatusChanges(trx, this.store.dialect, changes, async (cid) => (await this.channel(cid, trx)).type, this.hooks),
-      );
+    const result = await inTransaction(this.store, (trx) =>
+      applyStatusChanges(trx, this.store.dialect, changes, async (cid) => (await this.channel(cid, trx)).type, this.hooks),
+    );
     if (result.applied.length > 0) this.notifyCommitted();
     return result;
   }

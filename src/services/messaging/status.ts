@@ -1,7 +1,8 @@
 import { uuidv7 } from '../../domain/ids.ts';
 import { canTransition, type MessageStatus, type StatusDetail } from '../../domain/status.ts';
 import type { Db, Dialect } from '../../store/db.ts';
-import { applyBalanceChange } from '../../store/ledger.ts';
+import { sql } from 'kysely';
+import { applyCredits } from '../../store/ledger.ts';
 import { insertEvents, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
 import { type EventHook, rollupKeyOf } from './accept.ts';
@@ -35,11 +36,12 @@ export async function applyStatusChanges(
   channelTypeOf: (channelId: string) => Promise<string>,
   hooks: readonly EventHook[],
 ): Promise<AppliedChanges> {
-  const ids = [...new Set(changes.map((c) => c.messageId))];
+  // Locked in id order, so two transactions touching the same messages cannot wait on each other in a cycle.
+  const ids = [...new Set(changes.map((c) => c.messageId))].sort();
   const messages = new Map<string, MessageRow>();
   for (let i = 0; i < ids.length; i += 500) {
-    let q = db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500));
-    if (dialect === 'postgres') q = q.forUpdate();
+    let q = db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500)).orderBy('id');
+    if (dialect === 'postgres') q = q.forNoKeyUpdate();
     for (const m of await q.execute()) messages.set(m.id, m);
   }
   const rollups = new RollupBatch();
@@ -81,23 +83,32 @@ export async function applyStatusChanges(
   }
   if (touched.size === 0) return { applied: [], ignored };
 
-  for (const m of touched.values()) {
-    await db
-      .updateTable('messages')
-      .set({ status: m.status, status_detail: m.status_detail, status_at: m.status_at, charged: m.charged, extra: m.extra })
-      .where('id', '=', m.id)
-      .execute();
+  const rows = [...touched.values()];
+  for (let i = 0; i < rows.length; i += 200) {
+    const values = sql.join(
+      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra})`),
+    );
+    await sql`update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
+        charged = cast(v.column5 as bigint), extra = v.column6
+      from (values ${values}) as v where messages.id = v.column1`.execute(db);
   }
-  for (const m of refunds) {
-    await applyBalanceChange(db, {
-      organisationId: m.payer_id,
-      amount: m.charged,
-      kind: 'REFUND',
-      reference: m.ref_client,
-      description: `Refund: ${m.type} message ${m.status.toLowerCase()}${m.status_detail ? ` (${m.status_detail})` : ''}`,
-      messageId: m.id,
-      at: m.status_at,
-    });
+  // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
+  // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
+  const byPayer = new Map<string, MessageRow[]>();
+  for (const m of refunds) byPayer.set(m.payer_id, [...(byPayer.get(m.payer_id) ?? []), m]);
+  for (const payer of [...byPayer.keys()].sort()) {
+    await applyCredits(
+      db,
+      payer,
+      byPayer.get(payer)!.map((m) => ({
+        amount: m.charged,
+        kind: 'REFUND' as const,
+        reference: m.ref_client,
+        description: `Refund: ${m.type} message ${m.status.toLowerCase()}${m.status_detail ? ` (${m.status_detail})` : ''}`,
+        messageId: m.id,
+        at: m.status_at,
+      })),
+    );
   }
   await insertEvents(db, events);
   await rollups.write(db);
