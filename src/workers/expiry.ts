@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { MessagingService } from '../services/messaging/service.ts';
 import type { Store } from '../store/db.ts';
@@ -43,7 +44,7 @@ export class ExpirySweeper {
       const rows = await this.store.db
         .selectFrom('messages')
         .select(['id', 'type'])
-        .where('status', '=', 'ENROUTE')
+        .where('status', '=', sql.lit('ENROUTE')) // a literal, so the partial index applies
         .where('validity_until', '<', now)
         .where('upstream_id', 'is not', null)
         .limit(1000)

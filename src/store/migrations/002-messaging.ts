@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -45,12 +45,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('messages')
     .columns(['channel_id', 'direction', 'accepted_at'])
     .execute();
+  // Partial indexes: a message sits in them only while it matters (in flight; part of a campaign), so the
+  // common write path does not maintain them.
   await db.schema
-    .createIndex('messages_status_validity')
+    .createIndex('messages_enroute_validity')
     .on('messages')
-    .columns(['status', 'validity_until'])
+    .columns(['validity_until'])
+    .where(sql.ref('status'), '=', 'ENROUTE')
     .execute();
-  await db.schema.createIndex('messages_campaign').on('messages').columns(['campaign_id']).execute();
+  await db.schema
+    .createIndex('messages_campaign')
+    .on('messages')
+    .columns(['campaign_id'])
+    .where(sql.ref('campaign_id'), 'is not', null)
+    .execute();
   await db.schema.createIndex('messages_upstream').on('messages').columns(['connector', 'upstream_id']).execute();
   await db.schema
     .createIndex('messages_last_mt')
