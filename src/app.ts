@@ -121,6 +121,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   });
   const dispatcher = new Dispatcher(store, messaging, router, logger.child({ component: 'dispatcher' }), {
     nodeId: config.nodeId,
+    leaseMs: config.dispatchLeaseMs,
   });
   messaging.onAccepted((rows) => {
     if (rows.some((r) => r.status === 'ENROUTE')) dispatcher.wake();

@@ -31,6 +31,8 @@ export interface TernConfig {
   simulator: SimulatorConfig;
   /** Node identity used in dispatch leases. */
   nodeId: string;
+  /** How long a node owns the messages it claimed for sending; after a crash another node takes them then. */
+  dispatchLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -65,6 +67,7 @@ const SETTINGS = {
   TERN_SIMULATOR_RECEIPT_LATENCY_MS: 'simulatorReceiptLatencyMs',
   TERN_SIMULATOR_VOICE_RETRY_MS: 'simulatorVoiceRetryMs',
   TERN_NODE_ID: 'nodeId',
+  TERN_DISPATCH_LEASE_SECONDS: 'dispatchLeaseSeconds',
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -185,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
       receiptLatencyMs: int('TERN_SIMULATOR_RECEIPT_LATENCY_MS', 50, 0, 3_600_000)!,
       voiceRetryMs: int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     },
+    dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
     nodeId: str('TERN_NODE_ID', null) ?? `node-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   };
 }
