@@ -122,6 +122,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const dispatcher = new Dispatcher(store, messaging, router, logger.child({ component: 'dispatcher' }), {
     nodeId: config.nodeId,
     leaseMs: config.dispatchLeaseMs,
+    onExpired: (rows, now) => expiry.handleByType(rows, now),
   });
   messaging.onAccepted((rows) => {
     if (rows.some((r) => r.status === 'ENROUTE')) dispatcher.wake();

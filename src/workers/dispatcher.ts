@@ -15,6 +15,8 @@ export interface DispatcherOptions {
   idlePollMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Per-type handling of messages whose validity ended in the queue (RCS falls back to SMS); returns handled ids. */
+  onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
 }
 
 interface Claimed {
@@ -144,7 +146,8 @@ export class Dispatcher {
       }),
     );
 
-    const changes: StatusChange[] = expired.map((m) => ({
+    const handledExpiry = expired.length > 0 && this.opts.onExpired ? await this.opts.onExpired(expired, now) : new Set<string>();
+    const changes: StatusChange[] = expired.filter((m) => !handledExpiry.has(m.id)).map((m) => ({
       messageId: m.id,
       status: 'UNDELIVERED',
       detail: 'EXPIRED',

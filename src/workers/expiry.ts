@@ -27,6 +27,19 @@ export class ExpirySweeper {
     this.handlers.set(type, handler);
   }
 
+  /**
+   * Runs the per-type handlers on expired messages (the sweeper's, and the dispatcher's for messages whose validity
+   * ended while still queued); returns the ids they took care of.
+   */
+  async handleByType(rows: Array<{ id: string; type: string }>, now: number): Promise<Set<string>> {
+    const handled = new Set<string>();
+    for (const [type, handler] of this.handlers) {
+      const ids = rows.filter((r) => r.type === type).map((r) => r.id);
+      if (ids.length > 0) for (const id of await handler(ids, now)) handled.add(id);
+    }
+    return handled;
+  }
+
   start(): void {
     this.timer = setInterval(() => {
       if (!this.running) this.running = this.sweep(Date.now()).finally(() => (this.running = null));
@@ -50,11 +63,7 @@ export class ExpirySweeper {
         .limit(1000)
         .execute();
       if (rows.length === 0) return 0;
-      const handled = new Set<string>();
-      for (const [type, handler] of this.handlers) {
-        const ids = rows.filter((r) => r.type === type).map((r) => r.id);
-        if (ids.length > 0) for (const id of await handler(ids, now)) handled.add(id);
-      }
+      const handled = await this.handleByType(rows, now);
       const rest = rows.filter((r) => !handled.has(r.id));
       if (rest.length > 0) {
         await this.messaging.applyStatusNow(rest.map((r) => ({ messageId: r.id, status: 'UNDELIVERED' as const, detail: 'EXPIRED', at: now })));

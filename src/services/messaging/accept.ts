@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { uuidv7 } from '../../domain/ids.ts';
-import type { StatusDetail } from '../../domain/status.ts';
+import type { MessageStatus, StatusDetail } from '../../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Db, Dialect } from '../../store/db.ts';
 import { enqueueDispatch, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
@@ -19,6 +19,11 @@ export interface PreparedMessage {
   rejection: StatusDetail | null;
   /** Whether an opt-out blacklist applies (MARKETING channels). */
   checkBlacklist: boolean;
+  /**
+   * Accepted but already at its final status, free and never dispatched (an RCS message replaced by its fallback
+   * SMS at send time).
+   */
+  settled?: { status: MessageStatus; detail: StatusDetail };
   /** Runs in the accept transaction once the message is stored (e.g. recording an idempotent answer). */
   afterInsert?: (db: Db, row: MessageRow) => Promise<void>;
 }
@@ -146,7 +151,11 @@ export async function acceptBatch(
     const balance = balances.get(payer) ?? 0;
     if (detail === null && balance < p.price) detail = 'INSUFFICIENT_CREDIT';
 
-    if (detail !== null) {
+    if (p.settled) {
+      m.status = p.settled.status;
+      m.status_detail = p.settled.detail;
+      m.charged = 0;
+    } else if (detail !== null) {
       m.status = 'UNDELIVERABLE';
       m.status_detail = detail;
       m.charged = 0;
@@ -180,7 +189,7 @@ export async function acceptBatch(
     m.accepted_at = now;
     m.day = utcDay(now);
     if (m.send_at < now) m.send_at = now;
-    if (detail === null) dispatch.push({ messageId: m.id, dueAt: m.send_at });
+    if (detail === null && !p.settled) dispatch.push({ messageId: m.id, dueAt: m.send_at });
     rows.push(m);
     rollups.add(rollupKeyOf(m, p.channel.type), m.charged > 0 ? p.units : 0, 1, m.charged);
     events.push({

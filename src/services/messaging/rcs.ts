@@ -213,17 +213,14 @@ export class RcsService {
       const fallsBackNow = number.valid && !capable && fallback !== null;
       prepared.afterInsert = async (db, row) => {
         if (conversation) await addConversationMessage(db, conversation.id, row.id, row.accepted_at);
-        if (fallsBackNow) await db.deleteFrom('dispatch_queue').where('message_id', '=', row.id).execute();
         if (afterInsert) await afterInsert(db, row);
       };
       if (!fallsBackNow) return this.messaging.accept(prepared);
 
       const sms = await this.prepareFallbackSms(fallback.channel, prepared.row, fallback.input, input.sentDate ?? null, f('fallback.'), now);
-      Object.assign(prepared, { price: 0, checkBlacklist: false });
+      Object.assign(prepared, { price: 0, checkBlacklist: false, settled: { status: 'UNDELIVERED', detail: 'FALLBACK_SMS' } });
       Object.assign(prepared.row, {
         price: 0,
-        status: 'UNDELIVERED',
-        status_detail: 'FALLBACK_SMS',
         extra: JSON.stringify({ ...extra, fallbackMessageId: sms.row.id } satisfies RcsExtra),
       });
       // Submitted together, so both land in the same group-committed transaction.
