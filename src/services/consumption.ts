@@ -53,6 +53,8 @@ export interface ConsumptionRecord {
   messages: number;
   channel: Channel;
   items: ConsumptionItem[];
+  /** Billed units and charges per price kind (RCS: BASIC, SINGLE, CONVERSATION). */
+  priceKinds: Array<{ kind: string; quantity: number; messages: number; amount: number }>;
 }
 
 const keyLength = (p: PeriodType): PeriodKeyLength => (p === 'DAY' ? 10 : 7);
@@ -113,6 +115,7 @@ export class ConsumptionService {
         messages: t.messages,
         channel,
         items: await itemsOf(byRecord.get(`${t.channelId}|${t.period}`) ?? []),
+        priceKinds: priceKindsOf(byRecord.get(`${t.channelId}|${t.period}`) ?? []),
       });
     }
     return records;
@@ -143,6 +146,21 @@ export class ConsumptionService {
     }
     return null;
   }
+}
+
+/** Totals per price kind, in name order, empty kinds dropped. */
+function priceKindsOf(rows: Array<{ priceKind: string; quantity: number; messages: number; amount: number }>) {
+  const byKind = new Map<string, { kind: string; quantity: number; messages: number; amount: number }>();
+  for (const r of rows) {
+    const k = byKind.get(r.priceKind) ?? { kind: r.priceKind, quantity: 0, messages: 0, amount: 0 };
+    k.quantity += r.quantity;
+    k.messages += r.messages;
+    k.amount += r.amount;
+    byKind.set(r.priceKind, k);
+  }
+  return [...byKind.values()]
+    .filter((k) => k.quantity !== 0 || k.messages !== 0 || k.amount !== 0)
+    .sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
 }
 
 /** Groups a record's rows by network, unknown networks last; statuses in name order; empty buckets dropped. */

@@ -25,6 +25,8 @@ export interface PeriodTotal {
 export interface PeriodBreakdown extends PeriodTotal {
   mccMnc: string;
   status: string;
+  /** SMS, LOOKUP, VOICE; RCS: BASIC, SINGLE or CONVERSATION. */
+  priceKind: string;
 }
 
 function scoped(db: Db, scope: RollupScope) {
@@ -73,7 +75,7 @@ export async function periodTotals(
   }));
 }
 
-/** The same totals broken down by network and status. */
+/** The same totals broken down by network, status and price kind. */
 export async function periodBreakdown(db: Db, scope: RollupScope, length: PeriodKeyLength): Promise<PeriodBreakdown[]> {
   if (scope.channelIds?.length === 0) return [];
   const period = periodOf(length);
@@ -83,17 +85,19 @@ export async function periodBreakdown(db: Db, scope: RollupScope, length: Period
       period.as('period'),
       'mcc_mnc',
       'status',
+      'price_kind',
       sql<number>`sum(quantity)`.as('quantity'),
       sql<number>`sum(messages)`.as('messages'),
       sql<number>`sum(amount)`.as('amount'),
     ])
-    .groupBy(['channel_id', period, 'mcc_mnc', 'status'])
+    .groupBy(['channel_id', period, 'mcc_mnc', 'status', 'price_kind'])
     .execute();
   return rows.map((r) => ({
     channelId: r.channel_id,
     period: r.period,
     mccMnc: r.mcc_mnc,
     status: r.status,
+    priceKind: r.price_kind,
     quantity: Number(r.quantity),
     messages: Number(r.messages),
     amount: Number(r.amount),

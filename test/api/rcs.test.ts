@@ -597,6 +597,14 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(consumption.body.items[0].type, 'RCS');
     assert.equal(consumption.body.items[0].quantity, 5, 'three BASIC messages and two conversations');
     assert.deepEqual(consumption.body.items[0].price, { amount: round6(3 * BASIC + 2 * CONVERSATION), currency: 'EUR' });
+    assert.deepEqual(
+      consumption.body.items[0].priceKinds,
+      [
+        { kind: 'BASIC', quantity: 3, messages: 3, price: { amount: round6(3 * BASIC), currency: 'EUR' } },
+        { kind: 'CONVERSATION', quantity: 2, messages: 4, price: { amount: round6(2 * CONVERSATION), currency: 'EUR' } },
+      ],
+      'consumption breaks the charge down by price kind',
+    );
   });
 
   test('concurrent sends into one conversation take its charge once', async () => {

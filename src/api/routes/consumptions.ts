@@ -56,6 +56,15 @@ export const ConsumptionView = Type.Object(
       }),
       { description: 'Breakdown by destination network' },
     ),
+    priceKinds: Type.Array(
+      Type.Object({
+        kind: Type.String({ description: 'SMS, LOOKUP, VOICE; RCS: BASIC, SINGLE or CONVERSATION' }),
+        quantity: Type.Integer({ description: 'Billed units' }),
+        messages: Type.Integer(),
+        price: Money,
+      }),
+      { description: 'Breakdown by price kind' },
+    ),
     href: Type.String(),
   },
   { description: 'What a channel consumed over one day or one calendar month (UTC)' },
@@ -76,6 +85,12 @@ export function consumptionView(r: ConsumptionRecord, base: string): Static<type
       price: { amount: toEuros(i.amount), currency: 'EUR' },
       lookup: i.lookup,
       statuses: i.statuses,
+    })),
+    priceKinds: r.priceKinds.map((k) => ({
+      kind: k.kind,
+      quantity: k.quantity,
+      messages: k.messages,
+      price: { amount: toEuros(k.amount), currency: 'EUR' },
     })),
     href: `${base}/commons/v1/channels/${r.channel.id}/consumptions/${r.consumptionId}`,
   };
