@@ -135,6 +135,22 @@ export function describeNumber(msisdn: string): PhoneDescription {
   };
 }
 
+export interface NumberValidity {
+  valid: boolean;
+  isoCountryCode: string | null;
+}
+
+/**
+ * What the send paths need of a number, without the type and the three formats `describeNumber` computes:
+ * the same validity rule (the exact digits, not a repaired number) at a fraction of the cost.
+ */
+export function checkNumber(msisdn: string): NumberValidity {
+  if (typeof msisdn !== 'string' || !/^[1-9]\d{0,14}$/.test(msisdn)) return { valid: false, isoCountryCode: null };
+  const parsed = parsePhoneNumber(`+${msisdn}`);
+  if (!parsed) return { valid: false, isoCountryCode: null };
+  return { valid: parsed.number === `+${msisdn}` && parsed.isValid(), isoCountryCode: parsed.country ?? null };
+}
+
 // libphonenumber answers FIXED_LINE_OR_MOBILE only when the number matches the mobile pattern as well as the
 // fixed-line one (US, CA, BR, CN, IN… publish overlapping ranges), so the range is mobile-capable by construction
 // and an SMS may reach it: we call it MOBILE.

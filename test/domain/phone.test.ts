@@ -281,3 +281,12 @@ describe('countryName', () => {
     assert.equal(countryName(''), '');
   });
 });
+
+it('checkNumber agrees with describeNumber on validity and country', async () => {
+  const { checkNumber, describeNumber } = await import('../../src/domain/phone.ts');
+  const samples = ['33612345678', '330612345678', '33123', '4915123456789', '14155550100', '447911123456', '8001234567', '999', '0', 'abc', '919876543210', '2348031234567'];
+  for (const n of samples) {
+    const d = describeNumber(n);
+    assert.deepEqual(checkNumber(n), { valid: d.valid, isoCountryCode: d.valid || d.isoCountryCode ? d.isoCountryCode : null }, n);
+  }
+});

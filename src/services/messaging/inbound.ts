@@ -1,7 +1,7 @@
 import type { InboundEvent } from '../../carriers/connector.ts';
 import { uuidv7 } from '../../domain/ids.ts';
 import { optCommand } from '../../domain/opt-out.ts';
-import { describeNumber, normaliseMsisdn } from '../../domain/phone.ts';
+import { checkNumber, normaliseMsisdn } from '../../domain/phone.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
@@ -112,7 +112,7 @@ export class InboundService {
         send_at: e.at,
         validity_until: null,
         origin_message_id: origin?.id ?? null,
-        country: describeNumber(from.msisdn).isoCountryCode,
+        country: checkNumber(from.msisdn).isoCountryCode,
         mcc_mnc: null,
         network: null,
         upstream_id: null,

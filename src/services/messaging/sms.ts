@@ -1,5 +1,5 @@
 import { uuidv7 } from '../../domain/ids.ts';
-import { describeNumber, normaliseMsisdn } from '../../domain/phone.ts';
+import { checkNumber, normaliseMsisdn } from '../../domain/phone.ts';
 import type { PriceList } from '../../domain/pricing.ts';
 import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, type TextEncoding, TextError } from '../../domain/text.ts';
 import { callbackUrlProblem } from '../../domain/urls.ts';
@@ -127,7 +127,7 @@ export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: Pre
   const now = ctx.now;
   const sendAt = resolveSendAt(input.sentDate, now, f('sentDate'));
 
-  const number = describeNumber(recipient);
+  const number = checkNumber(recipient);
   const network = number.valid ? await networkLookup(recipient) : null;
   const unit = ctx.priceList.unitPrice('SMS', number.isoCountryCode, 'SMS') ?? 0;
   const units = analysis.messagePartCount;
