@@ -6,6 +6,7 @@ import { backoffDelay } from '../domain/retry.ts';
 import type { MessagingService } from '../services/messaging/service.ts';
 import type { StatusChange } from '../services/messaging/status.ts';
 import type { Store } from '../store/db.ts';
+import { WakeableLoop } from './wakeable-loop.ts';
 import type { MessageRow } from '../store/messages.ts';
 
 export interface DispatcherOptions {
@@ -30,14 +31,9 @@ interface Claimed {
  * backoff until the message's validity ends; permanent ones end UNDELIVERABLE and are refunded.
  */
 export class Dispatcher {
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
-  private stopped = true;
-  private rerun = false;
-  private loop: Promise<void> = Promise.resolve();
+  private readonly loop: WakeableLoop;
   private readonly batchSize: number;
   private readonly leaseMs: number;
-  private readonly idlePollMs: number;
 
   constructor(
     private readonly store: Store,
@@ -48,49 +44,27 @@ export class Dispatcher {
   ) {
     this.batchSize = opts.batchSize ?? 500;
     this.leaseMs = opts.leaseMs ?? 60_000;
-    this.idlePollMs = opts.idlePollMs ?? 500;
+    this.loop = new WakeableLoop(() => this.run(), opts.idlePollMs ?? 500);
   }
 
   start(): void {
-    this.stopped = false;
-    this.wake();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.loop;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Run a pass now (new messages were accepted). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.running = true;
-    this.loop = this.run().finally(() => {
-      this.running = false;
-      if (this.stopped) return;
-      if (this.rerun) {
-        this.rerun = false;
-        this.wake();
-      } else {
-        this.timer = setTimeout(() => this.wake(), this.idlePollMs);
-      }
-    });
+    this.loop.wake();
   }
 
   private async run(): Promise<void> {
     try {
       for (;;) {
-        this.rerun = false;
         const n = await this.pass(Date.now());
-        if (n < this.batchSize || this.stopped) break;
+        if (n < this.batchSize || this.loop.isStopped) break;
       }
     } catch (err) {
       this.logger.error({ err }, 'dispatcher pass failed; retrying');

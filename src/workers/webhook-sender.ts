@@ -8,6 +8,7 @@ import type { WebhookDeliveryTable } from '../store/schema.ts';
 import type { AttemptResult, WebhookHttpClient } from '../webhooks/http-client.ts';
 import { signWebhook } from '../webhooks/signing.ts';
 import { uuidv7 } from '../domain/ids.ts';
+import { WakeableLoop } from './wakeable-loop.ts';
 
 export interface WebhookSenderOptions {
   schedule: readonly number[];
@@ -31,11 +32,7 @@ interface Recorded {
  * slots. Outcomes are recorded in batches; failures are retried on the schedule, then marked FAILED.
  */
 export class WebhookSender {
-  private stopped = true;
-  private timer: NodeJS.Timeout | null = null;
-  private looping = false;
-  private again = false;
-  private loop: Promise<void> = Promise.resolve();
+  private readonly loop: WakeableLoop;
   private inFlight = 0;
   private readonly inFlightDone = new Set<Promise<void>>();
   private readonly recorder: GroupCommitter<Recorded, void>;
@@ -43,7 +40,6 @@ export class WebhookSender {
   private readonly maxPendingPerOrigin: number;
   private readonly claimBatch: number;
   private readonly leaseMs: number;
-  private readonly idlePollMs: number;
 
   constructor(
     private readonly store: Store,
@@ -56,53 +52,31 @@ export class WebhookSender {
     this.maxPendingPerOrigin = opts.maxPendingPerOrigin ?? 16;
     this.claimBatch = opts.claimBatch ?? 200;
     this.leaseMs = opts.leaseMs ?? 60_000;
-    this.idlePollMs = opts.idlePollMs ?? 500;
+    this.loop = new WakeableLoop(() => this.run(), opts.idlePollMs ?? 500);
     this.recorder = new GroupCommitter((items) => this.record(items), 500);
   }
 
   start(): void {
-    this.stopped = false;
-    this.wake();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.loop;
+    await this.loop.stop();
     await Promise.all([...this.inFlightDone]);
     await this.recorder.idle();
   }
 
   wake(): void {
-    if (this.stopped) return;
-    if (this.looping) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.looping = true;
-    this.loop = this.run().finally(() => {
-      this.looping = false;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      } else {
-        this.timer = setTimeout(() => this.wake(), this.idlePollMs);
-      }
-    });
+    this.loop.wake();
   }
 
   private async run(): Promise<void> {
     try {
       for (;;) {
-        this.again = false;
         const room = this.maxInFlight - this.inFlight;
         if (room <= 0) return;
         const claimed = await this.claim(Date.now(), Math.min(room, this.claimBatch));
-        if (claimed.length === 0 || this.stopped) return;
+        if (claimed.length === 0 || this.loop.isStopped) return;
         const deferred: string[] = [];
         for (const d of claimed) {
           if (this.client.pending(d.url) >= this.maxPendingPerOrigin) {

@@ -15,19 +15,11 @@ import { toEuros } from '../../domain/money.ts';
 import type { Principal } from '../../services/auth.ts';
 import type { Services } from '../../services/container.ts';
 import { fail } from '../../services/errors.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  IDEMPOTENCY_HEADER,
-  idempotencyKeyOf,
-  releaseIdempotencyKey,
-  requestFingerprint,
-} from '../../services/idempotency.ts';
 import type { PreparedMessage } from '../../services/messaging/accept.ts';
 import type { ConversationWithMessages } from '../../services/messaging/rcs.ts';
 import { normaliseRecipient } from '../../services/messaging/sms.ts';
-import { messageObject } from '../../services/messaging/view.ts';
 import { authorize, baseUrl } from '../access.ts';
+import { answerSend } from '../idempotent-send.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 import {
   dateParam,
@@ -237,25 +229,8 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
     return renderMessage(services, req, m);
   };
 
-  /** As for SMS: with an Idempotency-Key, the answer is recorded in the accept transaction itself. */
-  const send = async (req: FastifyRequest, reply: FastifyReply, principal: Principal) => {
-    const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
-    if (key === null) return reply.code(201).send(await sendOnce(req, principal));
-    const idem = { scope: `rcs:${principal.channel.id}`, key, fingerprint: requestFingerprint(req.body) };
-    const claim = await claimIdempotencyKey(services.store.db, idem);
-    if (claim.state === 'replay') return reply.code(claim.answer.statusCode).send(claim.answer.body);
-    try {
-      const base = baseUrl(services, req);
-      return reply.code(201).send(
-        await sendOnce(req, principal, (db, row) =>
-          completeIdempotencyKey(db, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, principal.channel, base) }),
-        ),
-      );
-    } catch (err) {
-      await releaseIdempotencyKey(services.store.db, idem, claim.claimedAt);
-      throw err;
-    }
-  };
+  const send = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
+    answerSend(services, req, reply, 'rcs', principal.channel, (afterInsert) => sendOnce(req, principal, afterInsert));
 
   const sendSchema = {
     tags,

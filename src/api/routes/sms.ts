@@ -6,19 +6,12 @@ import { seesOrganisation } from '../../domain/tenancy.ts';
 import type { Principal } from '../../services/auth.ts';
 import type { Services } from '../../services/container.ts';
 import { fail } from '../../services/errors.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  IDEMPOTENCY_HEADER,
-  idempotencyKeyOf,
-  releaseIdempotencyKey,
-  requestFingerprint,
-} from '../../services/idempotency.ts';
 import type { PreparedMessage } from '../../services/messaging/accept.ts';
 import { normaliseRecipient } from '../../services/messaging/sms.ts';
 import { messageObject } from '../../services/messaging/view.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { authorize, baseUrl } from '../access.ts';
+import { answerSend } from '../idempotent-send.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
@@ -185,28 +178,8 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
   const security = [{ apiKey: [] }];
   app.addSchema(MessageSchema);
 
-  /**
-   * With an Idempotency-Key, the key is claimed first and its answer recorded in the accept transaction itself,
-   * so a retry either replays the stored answer or runs again — never creates a second message.
-   */
-  const send = async (req: FastifyRequest, reply: FastifyReply, principal: Principal) => {
-    const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
-    if (key === null) return reply.code(201).send(await sendOnce(req, principal));
-    const idem = { scope: `sms:${principal.channel.id}`, key, fingerprint: requestFingerprint(req.body) };
-    const claim = await claimIdempotencyKey(services.store.db, idem);
-    if (claim.state === 'replay') return reply.code(claim.answer.statusCode).send(claim.answer.body);
-    try {
-      const base = baseUrl(services, req);
-      return reply.code(201).send(
-        await sendOnce(req, principal, (db, row) =>
-          completeIdempotencyKey(db, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, principal.channel, base) }),
-        ),
-      );
-    } catch (err) {
-      await releaseIdempotencyKey(services.store.db, idem, claim.claimedAt);
-      throw err;
-    }
-  };
+  const send = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
+    answerSend(services, req, reply, 'sms', principal.channel, (afterInsert) => sendOnce(req, principal, afterInsert));
 
   const sendOnce = async (req: FastifyRequest, principal: Principal, afterInsert?: PreparedMessage['afterInsert']) => {
     const body = req.body as Static<typeof SendSmsBody>;
