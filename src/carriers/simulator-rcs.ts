@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { DueScheduler } from './due-scheduler.ts';
 import type { EventHook } from '../services/messaging/accept.ts';
 import type { Store } from '../store/db.ts';
 import type { InboundEvent, ReceiptEvent } from './connector.ts';
@@ -60,10 +61,7 @@ export function simulatedReadReport(connector: string, messageId: string, at = D
  * restart, and revocation of messages not yet delivered. Other endings follow the SMS rules (…0001 UNDELIVERED…).
  */
 export class SimulatorRcs {
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = Number.POSITIVE_INFINITY;
-  private ticking = false;
-  private stopped = true;
+  private readonly scheduler = new DueScheduler(() => this.tick());
 
   constructor(
     private readonly store: Store,
@@ -113,36 +111,18 @@ export class SimulatorRcs {
       .values(due)
       .onConflict((oc) => oc.column('message_id').doNothing())
       .execute();
-    this.schedule(Math.min(...due.map((d) => d.due_at)));
+    this.scheduler.at(Math.min(...due.map((d) => d.due_at)));
   };
 
   start(): void {
-    this.stopped = false;
-    this.schedule(Date.now());
+    this.scheduler.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.timerAt = Number.POSITIVE_INFINITY;
-    while (this.ticking) await new Promise((r) => setTimeout(r, 5));
+    await this.scheduler.stop();
   }
 
-  private schedule(at: number): void {
-    if (this.stopped || at >= this.timerAt) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      void this.tick();
-    }, Math.max(0, at - Date.now()));
-  }
-
-  private async tick(): Promise<void> {
-    if (this.ticking || this.stopped) return;
-    this.ticking = true;
+  private async tick(): Promise<number> {
     let next = Date.now() + SAFETY_POLL_MS;
     try {
       for (;;) {
@@ -159,7 +139,7 @@ export class SimulatorRcs {
         const ids = due.map((r) => r.message_id);
         await this.simulator.inject(ids.map((id) => simulatedReadReport(this.simulator.name, id, now)));
         await this.store.db.updateTable('simulator_rcs_reads').set({ emitted: 1 }).where('message_id', 'in', ids).execute();
-        if (due.length < READ_BATCH || this.stopped) break;
+        if (due.length < READ_BATCH || this.scheduler.stopped) break;
       }
       const upcoming = await this.store.db
         .selectFrom('simulator_rcs_reads')
@@ -170,10 +150,8 @@ export class SimulatorRcs {
         .executeTakeFirst();
       if (upcoming) next = Math.min(next, Number(upcoming.due_at));
     } catch (err) {
-      if (!this.stopped) this.logger.error({ err }, 'simulator: emitting RCS read reports failed; retrying');
-    } finally {
-      this.ticking = false;
+      if (!this.scheduler.stopped) this.logger.error({ err }, 'simulator: emitting RCS read reports failed; retrying');
     }
-    this.schedule(next);
+    return next;
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { DueScheduler } from './due-scheduler.ts';
 import type { Store } from '../store/db.ts';
 import type { SimulatorCallTable } from '../store/schema.ts';
 import type { CarrierConnector, CarrierEventSink, OutboundMessage, ReceiptEvent, SubmitResult } from './connector.ts';
@@ -59,10 +60,7 @@ const FINAL: Record<CallOutcome, { status: ReceiptEvent['status']; detail: strin
 export class VoiceSimulatorCarrier implements CarrierConnector {
   readonly name = 'simulator-voice';
   private sink: CarrierEventSink | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = Number.POSITIVE_INFINITY;
-  private ticking = false;
-  private stopped = false;
+  private readonly scheduler = new DueScheduler(() => this.tick());
   private readonly attempts: number;
 
   constructor(
@@ -76,15 +74,11 @@ export class VoiceSimulatorCarrier implements CarrierConnector {
 
   async start(sink: CarrierEventSink): Promise<void> {
     this.sink = sink;
-    this.stopped = false;
-    this.schedule(Date.now());
+    this.scheduler.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    while (this.ticking) await new Promise((r) => setTimeout(r, 5));
+    await this.scheduler.stop();
   }
 
   /** A call as the network knows it (tests and diagnostics). */
@@ -146,25 +140,13 @@ export class VoiceSimulatorCarrier implements CarrierConnector {
         await trx.insertInto('simulator_calls').values(inserts.slice(i, i + 200)).execute();
       }
     });
-    if (earliest !== Number.POSITIVE_INFINITY) this.schedule(earliest);
+    if (earliest !== Number.POSITIVE_INFINITY) this.scheduler.at(earliest);
     return results;
   }
 
-  private schedule(at: number): void {
-    if (this.stopped || at >= this.timerAt) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      void this.tick();
-    }, Math.max(0, at - Date.now()));
-  }
-
   /** Places the retries that are due and reports the calls that have ended. */
-  private async tick(): Promise<void> {
-    if (this.ticking || this.stopped || !this.sink) return;
-    this.ticking = true;
+  private async tick(): Promise<number> {
+    if (!this.sink) return Date.now() + SAFETY_POLL_MS;
     let next = Date.now() + SAFETY_POLL_MS;
     try {
       for (;;) {
@@ -198,7 +180,7 @@ export class VoiceSimulatorCarrier implements CarrierConnector {
             .where('message_id', 'in', ended.map((c) => c.message_id))
             .execute();
         }
-        if (due.length < BATCH || this.stopped) break;
+        if (due.length < BATCH || this.scheduler.stopped) break;
       }
       const upcoming = await this.store.db
         .selectFrom('simulator_calls')
@@ -210,11 +192,9 @@ export class VoiceSimulatorCarrier implements CarrierConnector {
         .executeTakeFirst();
       if (upcoming?.next_at != null) next = Math.min(next, Number(upcoming.next_at));
     } catch (err) {
-      if (!this.stopped) this.logger.error({ err }, 'voice simulator: processing calls failed; retrying');
-    } finally {
-      this.ticking = false;
+      if (!this.scheduler.stopped) this.logger.error({ err }, 'voice simulator: processing calls failed; retrying');
     }
-    this.schedule(next);
+    return next;
   }
 
   /** Another attempt of a busy or unanswered call; the last one ends the call. */

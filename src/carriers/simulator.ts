@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { DueScheduler } from './due-scheduler.ts';
 import type { SimulatorConfig } from '../config.ts';
 import type { Store } from '../store/db.ts';
 import type { CarrierConnector, CarrierEvent, CarrierEventSink, OutboundMessage, ReceiptStatus, SubmitResult } from './connector.ts';
@@ -37,10 +38,7 @@ const SAFETY_POLL_MS = 1000;
 export class SimulatorCarrier implements CarrierConnector {
   readonly name = 'simulator';
   private sink: CarrierEventSink | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = Number.POSITIVE_INFINITY;
-  private ticking = false;
-  private stopped = false;
+  private readonly scheduler = new DueScheduler(() => this.tick());
   private readonly extraHandlers: Array<(m: OutboundMessage) => ReceiptStatus | null | undefined> = [];
 
   constructor(
@@ -56,15 +54,11 @@ export class SimulatorCarrier implements CarrierConnector {
 
   async start(sink: CarrierEventSink): Promise<void> {
     this.sink = sink;
-    this.stopped = false;
-    this.schedule(Date.now());
+    this.scheduler.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    while (this.ticking) await new Promise((r) => setTimeout(r, 5));
+    await this.scheduler.stop();
   }
 
   async submit(batch: OutboundMessage[]): Promise<SubmitResult[]> {
@@ -125,7 +119,7 @@ export class SimulatorCarrier implements CarrierConnector {
         await trx.insertInto('simulator_submissions').values(inserts.slice(i, i + 400) as never).execute();
       }
     });
-    if (earliestReceipt !== Number.POSITIVE_INFINITY) this.schedule(earliestReceipt);
+    if (earliestReceipt !== Number.POSITIVE_INFINITY) this.scheduler.at(earliestReceipt);
     return results;
   }
 
@@ -152,20 +146,8 @@ export class SimulatorCarrier implements CarrierConnector {
     await this.sink(events);
   }
 
-  private schedule(at: number): void {
-    if (this.stopped || at >= this.timerAt) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      void this.tick();
-    }, Math.max(0, at - Date.now()));
-  }
-
-  private async tick(): Promise<void> {
-    if (this.ticking || this.stopped || !this.sink) return;
-    this.ticking = true;
+  private async tick(): Promise<number> {
+    if (!this.sink) return Date.now() + SAFETY_POLL_MS;
     let next = Date.now() + SAFETY_POLL_MS;
     try {
       for (;;) {
@@ -193,7 +175,7 @@ export class SimulatorCarrier implements CarrierConnector {
         for (let i = 0; i < ids.length; i += 500) {
           await this.store.db.updateTable('simulator_submissions').set({ emitted: 1 }).where('message_id', 'in', ids.slice(i, i + 500)).execute();
         }
-        if (due.length < RECEIPT_BATCH || this.stopped) break;
+        if (due.length < RECEIPT_BATCH || this.scheduler.stopped) break;
       }
       const upcoming = await this.store.db
         .selectFrom('simulator_submissions')
@@ -205,10 +187,8 @@ export class SimulatorCarrier implements CarrierConnector {
         .executeTakeFirst();
       if (upcoming?.receipt_due_at != null) next = Math.min(next, Number(upcoming.receipt_due_at));
     } catch (err) {
-      if (!this.stopped) this.logger.error({ err }, 'simulator: emitting receipts failed; retrying');
-    } finally {
-      this.ticking = false;
+      if (!this.scheduler.stopped) this.logger.error({ err }, 'simulator: emitting receipts failed; retrying');
     }
-    this.schedule(next);
+    return next;
   }
 }
