@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { RollupBatch } from '../../src/store/rollups.ts';
 import {
+  assertError,
   createTenant,
   eventually,
   forEachDialect,
@@ -12,13 +13,6 @@ import {
   type TestServer,
 } from '../support/server.ts';
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
-  assert.equal(typeof res.body.message, 'string');
-  assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'errorCode', 'message']);
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 /** mulberry32: seeded, so a failing run can be replayed. */
 function seeded(seed: number): () => number {

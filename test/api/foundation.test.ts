@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { createTenant, forEachDialect, request, startTestServer, type TestServer } from '../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type TestServer } from '../support/server.ts';
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code);
-  assert.equal(typeof res.body.message, 'string');
-  assert.equal(typeof res.body.detail, 'string');
-  assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'errorCode', 'message']);
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 forEachDialect('foundation', (dialect) => {
   let server: TestServer;

@@ -8,6 +8,7 @@ import { countryName } from '../../src/domain/phone.ts';
 import { carrierPrefixTable } from '../../src/lookup/carrier-prefixes.ts';
 import { upsertPrices } from '../../src/store/prices.ts';
 import {
+  assertError,
   createTenant,
   forEachDialect,
   request,
@@ -43,12 +44,6 @@ const LOOKUP_FIELDS = [
 
 const DEFAULT_LOOKUP_PRICE = 0.005;
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code);
-  assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'errorCode', 'message']);
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 /** What the libraries themselves say about a number, in the API's shape (live part excluded). */
 async function libraryView(msisdn: string) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import {
+  assertError,
   createTenant,
   eventually,
   forEachDialect,
@@ -11,13 +12,6 @@ import {
   type TestServer,
 } from '../support/server.ts';
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
-  assert.equal(typeof res.body.message, 'string');
-  assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'errorCode', 'message']);
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 /** A second key on a tenant's channel, with other roles. */
 async function keyWithRoles(server: TestServer, t: Tenant, roles: string[]): Promise<string> {

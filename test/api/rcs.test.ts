@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import {
+  assertError,
   createTenant,
   eventually,
   forEachDialect,
@@ -12,11 +13,6 @@ import {
   type TestServer,
 } from '../support/server.ts';
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 const BASIC = 0.04;
 const SINGLE = 0.06;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
+  assertError,
   createTenant,
   eventually,
   forEachDialect,
@@ -10,11 +11,6 @@ import {
   type TestServer,
 } from '../support/server.ts';
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 const FR_PRICE = 0.045;
 

@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { transferIdempotency } from '../../src/services/funds.ts';
 import { claimIdempotencyKey } from '../../src/services/idempotency.ts';
 import {
+  assertError,
   createTenant,
   eventually,
   forEachDialect,
@@ -13,13 +14,6 @@ import {
   type TestServer,
 } from '../support/server.ts';
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
-  assert.equal(typeof res.body.message, 'string');
-  assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'errorCode', 'message']);
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 const ISO_Z = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -12,6 +12,7 @@ import { parseWav } from '../../src/domain/wav.ts';
 import { voiceBillingUnits, VOICE_BILLING_BLOCK_MS } from '../../src/services/messaging/voice.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import {
+  assertError,
   createTenant,
   eventually,
   forEachDialect,
@@ -25,11 +26,6 @@ const VOICE_FR = 0.035;
 const RETRY_MS = 150;
 const SOXI = spawnSync('soxi', ['-h'], { stdio: 'ignore' }).error === undefined;
 
-function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
-  if (detail) assert.match(res.body.detail, detail);
-}
 
 async function sendVoice(server: TestServer, t: Tenant, body: Record<string, unknown>) {
   return request(server, 'POST', '/voice/v1/messages', { key: t.key, body });

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -199,4 +200,14 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+/** Checks an error answer: status, errorCode, the exact `{errorCode, message, detail}` shape, and the detail. */
+export function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.errorCode, code, JSON.stringify(res.body));
+  assert.equal(typeof res.body.message, 'string');
+  assert.equal(typeof res.body.detail, 'string');
+  assert.deepEqual(Object.keys(res.body).sort(), ['detail', 'errorCode', 'message']);
+  if (detail) assert.match(res.body.detail, detail);
 }
