@@ -62,8 +62,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const lookup = new LookupService(store, new SimulatorHlr());
   const messaging = new MessagingService(store, tenancy, config, logger);
   await messaging.init();
-  // Before the webhook outbox's hook: refunds and reply links must be in the message when its webhook is written.
   const voice = new VoiceService(store, messaging, new EspeakTts(), logger.child({ component: 'voice' }));
+  // Before the webhook outbox's hook: reply links must be in the message when its webhook is written.
   messaging.addEventHook(legacyReplyLinkHook);
   const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
   let boundHttpPort = config.httpPort;

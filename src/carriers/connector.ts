@@ -26,6 +26,11 @@ export interface ReceiptEvent {
   upstreamId?: string;
   status: ReceiptStatus;
   detail?: string | null;
+  /**
+   * The message never reached the person (a voice call busy or unanswered): its charge is given back. Default:
+   * only UNDELIVERABLE is refunded.
+   */
+  refund?: boolean;
   at: number;
 }
 

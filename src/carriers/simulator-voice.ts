@@ -171,6 +171,8 @@ export class VoiceSimulatorCarrier implements CarrierConnector {
               upstreamId: c.upstream_id,
               status: c.final_status as ReceiptEvent['status'],
               detail: c.final_detail,
+              // Busy, unanswered or invalid: the call never reached the person.
+              refund: c.final_status !== 'DELIVERED',
               at: now,
             })),
           );

@@ -27,7 +27,7 @@ export function carrierEventSink(store: Store, messaging: MessagingService, inbo
         status: r.status,
         detail: r.detail ?? null,
         at: r.at,
-        refund: r.status === 'UNDELIVERABLE',
+        refund: r.refund ?? r.status === 'UNDELIVERABLE',
       }));
     if (changes.length > 0) await messaging.updateStatuses(changes);
     if (mo.length > 0) await inbound(mo);

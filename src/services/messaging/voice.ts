@@ -3,10 +3,8 @@ import { uuidv7 } from '../../domain/ids.ts';
 import { describeNumber } from '../../domain/phone.ts';
 import { networkLookup } from '../../lookup/enrich.ts';
 import type { Channel } from '../../store/channels.ts';
-import type { Db, Store } from '../../store/db.ts';
-import { applyBalanceChange } from '../../store/ledger.ts';
+import type { Store } from '../../store/db.ts';
 import type { MessageRow } from '../../store/messages.ts';
-import { RollupBatch } from '../../store/rollups.ts';
 import { findVoiceAudio, insertVoiceAudio, type VoiceAudio } from '../../store/voice-audio.ts';
 import {
   checkTtsAvailable,
@@ -21,7 +19,7 @@ import {
 } from '../../voice/tts.ts';
 import { fail } from '../errors.ts';
 import { utcDay } from '../tenancy.ts';
-import { type PreparedMessage, rollupKeyOf } from './accept.ts';
+import type { PreparedMessage } from './accept.ts';
 import type { MessagingService } from './service.ts';
 import {
   checkCallbackUrl,
@@ -100,9 +98,7 @@ export class VoiceService {
     private readonly messaging: MessagingService,
     private readonly tts: TextToSpeech,
     private readonly logger: Logger,
-  ) {
-    messaging.addEventHook((db, events, messages) => this.refundUnreachedCalls(db, events, messages));
-  }
+  ) {}
 
   /** Checks once that espeak-ng can speak every supported language; logs a warning naming the problem if not. */
   async checkAvailability(check: () => Promise<TtsAvailability> = () => checkTtsAvailable()): Promise<TtsAvailability> {
@@ -295,32 +291,5 @@ export class VoiceService {
     const audio = await findVoiceAudio(this.store.db, messageId);
     if (!audio) fail('NOT_FOUND', `message ${messageId} has no audio`);
     return { message, audio };
-  }
-
-  /**
-   * Voice billing: a call that ended UNDELIVERED (busy or unanswered after its attempts) never reached the person,
-   * so its charge is given back, in the status change's own transaction. (Permanent failures are UNDELIVERABLE and
-   * already refunded by the receipt path.)
-   */
-  private async refundUnreachedCalls(db: Db, events: { message_id: string; kind: string; status: string; at: number }[], messages: Map<string, MessageRow>) {
-    const rollups = new RollupBatch();
-    for (const e of events) {
-      if (e.kind !== 'STATUS' || e.status !== 'UNDELIVERED') continue;
-      const m = messages.get(e.message_id);
-      if (!m || m.type !== 'VOICE' || m.charged <= 0) continue;
-      rollups.add(rollupKeyOf(m, 'VOICE'), -m.part_count, 0, -m.charged);
-      await applyBalanceChange(db, {
-        organisationId: m.payer_id,
-        amount: m.charged,
-        kind: 'REFUND',
-        reference: m.ref_client,
-        description: `Refund: VOICE message undelivered${m.status_detail ? ` (${m.status_detail})` : ''}`,
-        messageId: m.id,
-        at: e.at,
-      });
-      await db.updateTable('messages').set({ charged: 0 }).where('id', '=', m.id).execute();
-      m.charged = 0;
-    }
-    await rollups.write(db);
   }
 }
