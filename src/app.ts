@@ -132,7 +132,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const webhookSender = new WebhookSender(store, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
     schedule: parseSchedule(config.webhookRetrySchedule),
   });
-  messaging.onCommitted(() => webhookSender.wake());
+  messaging.onCommitted(() => {
+    if (webhooks.takeWritten()) webhookSender.wake();
+  });
   const smppServer = createSmppServer({
     host: config.smppHost,
     port: config.smppPort,

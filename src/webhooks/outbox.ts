@@ -27,6 +27,7 @@ export type WebhookFormatter = (message: MessageRow, event: MessageEventRow, cha
  */
 export class WebhookOutbox {
   private readonly formatters: WebhookFormatter[] = [];
+  private written = false;
 
   constructor(
     private readonly messaging: MessagingService,
@@ -35,6 +36,19 @@ export class WebhookOutbox {
 
   registerFormatter(formatter: WebhookFormatter): void {
     this.formatters.push(formatter);
+  }
+
+  /** Deliveries were changed outside an event transaction (a replay): have the sender look now. */
+  nudge(): void {
+    this.written = true;
+    this.messaging.notifyCommitted();
+  }
+
+  /** Whether deliveries were written since the last call: the sender need not look for work otherwise. */
+  takeWritten(): boolean {
+    const w = this.written;
+    this.written = false;
+    return w;
   }
 
   readonly hook: EventHook = async (db, events, messages) => {
@@ -83,5 +97,6 @@ export class WebhookOutbox {
     for (let i = 0; i < rows.length; i += 300) {
       await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 300) as never).execute();
     }
+    if (rows.length > 0) this.written = true;
   };
 }

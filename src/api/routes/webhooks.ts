@@ -136,7 +136,7 @@ export function webhookRoutes(app: FastifyInstance, services: Services): void {
         .set({ state: 'PENDING', attempts: 0, next_attempt_at: now, lease_until: null, updated_at: now, delivered_at: null })
         .where('id', '=', d.id)
         .execute();
-      services.messaging.notifyCommitted();
+      services.webhooks.nudge();
       const fresh = await find(d.id, [d.channel_id]);
       return reply.code(202).send({ ...deliveryView(fresh), attempts: await attemptsOf(d.id) });
     },
