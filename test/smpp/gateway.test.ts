@@ -1,9 +1,16 @@
 // The SMPP door over real TCP against a real Tern: credentials, binds, every PDU, receipts, MO, and the same
 // messages, billing and consumption as REST.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import pino from 'pino';
 import smpp from 'smpp';
+import { createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
 import { parseReceiptText } from '../../src/domain/smpp-receipt.ts';
 import { decodeSmppText, encodeGsm7, encodeUcs2 } from '../../src/domain/text.ts';
 import { encodePdu, SmppStatus } from '../../src/smpp/pdu.ts';
@@ -16,7 +23,7 @@ import {
   type Tenant,
   type TestServer,
 } from '../support/server.ts';
-import { call, RawClient, sleep } from './smpp-test-kit.ts';
+import { call, packageClient, RawClient, sleep } from './smpp-test-kit.ts';
 
 /** An ESME on the `smpp` package that records the deliver_sm it gets and answers them (status 0 unless told). */
 class Esme {
@@ -797,3 +804,55 @@ async function credId(server: TestServer, systemId: string): Promise<string> {
   const row = await server.app.services.store.db.selectFrom('smpp_credentials').select('id').where('system_id', '=', systemId).executeTakeFirstOrThrow();
   return row.id;
 }
+
+test('the TLS listener from TERN_SMPP_TLS_*; stopping Tern unbinds its SMPP clients first', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tern-smpp-tls-'));
+  const key = join(dir, 'key.pem');
+  const cert = join(dir, 'cert.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost',
+  ], { stdio: 'ignore' });
+  const config = loadConfig({
+    TERN_HTTP_HOST: '127.0.0.1',
+    TERN_HTTP_PORT: '0',
+    TERN_SMPP_HOST: '127.0.0.1',
+    TERN_SMPP_PORT: '0',
+    TERN_SMPP_TLS_PORT: '0',
+    TERN_SMPP_TLS_CERT: cert,
+    TERN_SMPP_TLS_KEY: key,
+    TERN_DATABASE_URL: `sqlite:${join(dir, 'tern.db')}`,
+    TERN_ADMIN_KEY: 'tls-test-admin-key-0123456789',
+    TERN_LOG_LEVEL: 'silent',
+  });
+  const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+  let stopped = false;
+  try {
+    const ports = await app.start();
+    assert.ok(ports.smppTlsPort && ports.smppTlsPort !== ports.smppPort && ports.smppPort > 0);
+    const server = { url: `http://127.0.0.1:${ports.httpPort}` };
+    const t = await createTenant({ ...server, adminKey: 'tls-test-admin-key-0123456789' } as TestServer, { balance: 1 });
+    const cred = await request(server, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, {
+      key: 'tls-test-admin-key-0123456789',
+      body: { systemId: 'tls', password: 'tls' },
+    });
+    assert.equal(cred.status, 201);
+    const secure = await packageClient(ports.smppTlsPort!, { tls: true });
+    assert.equal((secure.socket as unknown as { encrypted?: boolean }).encrypted, true);
+    assert.equal((await call(secure, 'bind_transceiver', { system_id: 'tls', password: 'tls' })).command_status, 0);
+    const sent = await call(secure, 'submit_sm', { destination_addr: '33612345678', data_coding: 0, short_message: encodeGsm7('over TLS') });
+    assert.equal(sent.command_status, 0);
+
+    const plain = await Esme.bound(ports.smppPort, 'bind_receiver', 'tls', 'tls');
+    const unbinds: string[] = [];
+    plain.session.on('unbind', () => unbinds.push('plain'));
+    secure.on('unbind', () => unbinds.push('tls'));
+    await app.stop();
+    stopped = true;
+    assert.deepEqual(unbinds.sort(), ['plain', 'tls']);
+    await eventually(async () => (plain.closed ? true : undefined), 5_000, 'plain session closed');
+  } finally {
+    if (!stopped) await app.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
