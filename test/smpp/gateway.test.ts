@@ -403,6 +403,12 @@ forEachDialect('SMPP gateway', (dialect) => {
       const r = await e.submit(fields);
       assert.equal(r.command_status, status, `${JSON.stringify(fields).slice(0, 80)} → 0x${r.command_status.toString(16)}`);
     }
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const errors = (status: string) =>
+      Number(new RegExp(`tern_smpp_errors_total\\{[^}]*system_id="${ok.systemId}"[^}]*status="${status}"[^}]*\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+    assert.equal(errors('0x0000000b'), 3, 'three invalid destinations');
+    assert.equal(errors('0x00000001'), 2, 'two bad lengths');
+    assert.equal(errors('0x0000000a'), 1);
     // Only the libphonenumber-invalid number was stored (UNDELIVERABLE at no charge, as REST does).
     const stored = await request(server, 'GET', '/sms/v1/messages', { key: ok.t.key });
     assert.deepEqual(stored.body.items.map((m: any) => [m.recipient.to, m.status.value, m.status.detail, m.price.amount]), [
