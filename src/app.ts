@@ -152,7 +152,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     metrics: services.metrics,
   });
   smpp.onReceiverBound((credentialId) => smppOutbox.bound(credentialId));
-  messaging.onCommitted(() => smppOutbox.wake());
+  messaging.onCommitted(() => {
+    if (smpp.takeWritten()) smppOutbox.wake();
+  });
 
   let stopped = false;
   return {

@@ -114,6 +114,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   readonly credentials: SmppCredentialService;
   private readonly boundListeners: Array<(credentialId: string) => void> = [];
   private readonly outboxTtlMs: number;
+  private written = false;
 
   constructor(
     private readonly store: Store,
@@ -124,6 +125,13 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   ) {
     this.credentials = new SmppCredentialService(store, tenancy);
     this.outboxTtlMs = opts.outboxTtlMs ?? DEFAULT_OUTBOX_TTL_MS;
+  }
+
+  /** Whether outbox rows were written since the last call: the outbox worker need not look for work otherwise. */
+  takeWritten(): boolean {
+    const w = this.written;
+    this.written = false;
+    return w;
   }
 
   /** Called when a receiver or transceiver of a credential binds (the outbox worker sends what waits). */
@@ -324,7 +332,10 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
         for (const c of targets) rows.push(this.outboxRow(c.id, 'MO', m.id, pdus, m.accepted_at));
       }
     }
-    if (rows.length > 0) await insertOutbox(db, rows);
+    if (rows.length > 0) {
+      await insertOutbox(db, rows);
+      this.written = true;
+    }
   };
 
   private moPdus(m: MessageRow): DeliverSmFields[] | null {
@@ -365,6 +376,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
 
   private async enqueue(rows: SmppOutboxRow[]): Promise<void> {
     await insertOutbox(this.store.db, rows);
+    this.written = true;
     this.messaging.notifyCommitted();
   }
 }
