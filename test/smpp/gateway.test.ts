@@ -620,6 +620,39 @@ forEachDialect('SMPP gateway', (dialect) => {
     assert.match(receiptText(r), /stat:DELIVRD.*text:A{20}$/);
   });
 
+  test('a concatenated message refused when complete gets an error on its last part and a REJECTD receipt for its id', async () => {
+    const parts = (dest: string, ref: number, source = 'ACME') =>
+      [1, 2].map((seqNo) => ({
+        source_addr: source,
+        destination_addr: dest,
+        esm_class: 0x40,
+        registered_delivery: 1,
+        short_message: Buffer.concat([udh8(ref, 2, seqNo), encodeGsm7(seqNo === 1 ? 'x'.repeat(153) : 'tail')]),
+      }));
+    // Stored UNDELIVERABLE for lack of credit.
+    const broke = await smppTenant(server, { balance: 0 });
+    const b = await Esme.bound(server.smppPort, 'bind_transceiver', broke.systemId, broke.password);
+    const [first, last] = [await b.submit(parts('33612345678', 9)[0]!), await b.submit(parts('33612345678', 9)[1]!)];
+    assert.equal(first!.command_status, 0);
+    assert.equal(last!.command_status, SmppStatus.ESME_RSUBMITFAIL);
+    const id = first!['message_id'] as string;
+    const receipt = await b.nextDeliver(receiptFor(id));
+    assert.match(receiptText(receipt), new RegExp(`^id:${id} .* stat:REJECTD err:007 `));
+    assert.equal((await message(server, broke.t, id)).status.detail, 'INSUFFICIENT_CREDIT');
+    // Refused before anything is stored (a sender the channel does not allow).
+    const strict = await smppTenant(server, { channel: { fromFieldList: ['ACME'] } });
+    const e = await Esme.bound(server.smppPort, 'bind_transceiver', strict.systemId, strict.password);
+    const [p1, p2] = parts('33612345678', 10, 'OTHER');
+    const r1 = await e.submit(p1!);
+    const r2 = await e.submit(p2!);
+    assert.equal(r1.command_status, 0);
+    assert.equal(r2.command_status, SmppStatus.ESME_RINVSRCADR);
+    const refused = await e.nextDeliver(receiptFor(r1['message_id'] as string));
+    assert.match(receiptText(refused), / stat:REJECTD err:099 /);
+    const none = await request(server, 'GET', `/sms/v1/messages/${r1['message_id']}`, { key: strict.t.key });
+    assert.equal(none.status, 404);
+  });
+
   test('schedule_delivery_time, validity_period, query_sm and cancel_sm', async () => {
     const { t, systemId, password } = await smppTenant(server);
     const e = await Esme.bound(server.smppPort, 'bind_transceiver', systemId, password);
