@@ -61,6 +61,8 @@ async function databaseFor(dialect: DialectName): Promise<{ url: string; cleanup
   await client.end();
   const u = new URL(PG_URL!);
   u.searchParams.set('schema', schema);
+  // Test files run in parallel, each server with its own pool: keep well inside PostgreSQL's max_connections.
+  u.searchParams.set('pool', '4');
   return {
     url: u.toString(),
     cleanup: async () => {
