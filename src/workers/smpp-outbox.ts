@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { backoffDelay } from '../domain/retry.ts';
 import type { Metrics } from '../metrics.ts';
+import { WakeableLoop } from './wakeable-loop.ts';
 import { GroupCommitter } from '../services/group-commit.ts';
 import { decodeOutboxPdus } from '../services/smpp-gateway.ts';
 import type { DeliverSmFields } from '../smpp/deliver-sm.ts';
@@ -52,11 +53,7 @@ interface Outcome {
  * due at once; rows past their expiry are dropped.
  */
 export class SmppOutboxWorker {
-  private stopped = true;
-  private timer: NodeJS.Timeout | null = null;
-  private looping = false;
-  private again = false;
-  private loop: Promise<void> = Promise.resolve();
+  private readonly loop: WakeableLoop;
   /** Credentials with a receiver or transceiver bound on this node (checked against the server on each pass). */
   private readonly receivers = new Set<string>();
   /** Credentials that just bound a receiver: their waiting rows become due. */
@@ -68,7 +65,6 @@ export class SmppOutboxWorker {
   private readonly claimBatch: number;
   private readonly maxInFlight: number;
   private readonly leaseMs: number;
-  private readonly idlePollMs: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly expirySweepMs: number;
@@ -83,7 +79,7 @@ export class SmppOutboxWorker {
     this.claimBatch = opts.claimBatch ?? 200;
     this.maxInFlight = opts.maxInFlight ?? 500;
     this.leaseMs = opts.leaseMs ?? 60_000;
-    this.idlePollMs = opts.idlePollMs ?? 1_000;
+    this.loop = new WakeableLoop(() => this.run(), opts.idlePollMs ?? 1_000);
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.retryMaxMs = opts.retryMaxMs ?? 60_000;
     this.expirySweepMs = opts.expirySweepMs ?? 10_000;
@@ -92,15 +88,11 @@ export class SmppOutboxWorker {
   }
 
   start(): void {
-    this.stopped = false;
-    this.wake();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.loop;
+    await this.loop.stop();
     await Promise.all([...this.inFlight.values()]);
     await this.recorder.idle();
   }
@@ -113,24 +105,7 @@ export class SmppOutboxWorker {
   }
 
   wake(): void {
-    if (this.stopped) return;
-    if (this.looping) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.looping = true;
-    this.loop = this.run().finally(() => {
-      this.looping = false;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      } else {
-        this.timer = setTimeout(() => this.wake(), this.idlePollMs);
-      }
-    });
+    this.loop.wake();
   }
 
   private async run(): Promise<void> {
@@ -150,9 +125,8 @@ export class SmppOutboxWorker {
       }
       for (const id of this.receivers) if (this.target.sessionCount(id) === 0) this.receivers.delete(id);
       for (;;) {
-        this.again = false;
         const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
-        if (room <= 0 || this.stopped || this.receivers.size === 0) break;
+        if (room <= 0 || this.loop.isStopped || this.receivers.size === 0) break;
         const claimed = await claimOutbox(this.store.db, this.store.dialect, [...this.receivers], Date.now(), this.leaseMs, room);
         for (const row of claimed) this.launch(row);
         if (claimed.length < room) break;
