@@ -31,8 +31,8 @@ import {
   listConversations,
 } from '../../store/rcs-conversations.ts';
 import { fail, ServiceError } from '../errors.ts';
-import { utcDay } from '../tenancy.ts';
 import type { EventHook, PreparedMessage } from './accept.ts';
+import { outboundMessageRow } from './message-row.ts';
 import type { MessagingService } from './service.ts';
 import {
   checkCallbackUrl,
@@ -171,44 +171,28 @@ export class RcsService {
         units: 1,
         rejection: !number.valid ? 'INVALID_PHONE_NUMBER' : !capable && !fallback ? 'NOT_RCS_CAPABLE' : null,
         checkBlacklist: channel.flow === 'MARKETING',
-        row: {
+        row: outboundMessageRow({
           id,
-          organisation_id: channel.organisationId,
-          payer_id: channel.organisationId,
-          channel_id: channel.id,
-          campaign_id: null,
+          channel,
           type: 'RCS',
-          direction: 'MT',
           recipient,
           sender,
-          body: JSON.stringify(body),
-          encoding: null,
-          part_count: 1,
+          body,
+          units: 1,
           length: rcsBodyLength(body),
           price: number.valid ? price : 0,
-          price_kind: kind,
-          charged: 0,
-          status: sendAt > now ? 'SCHEDULED' : 'ENROUTE',
-          status_detail: null,
-          status_at: now,
-          ref_client: refClient,
-          callback_url_status: callbackUrlStatus,
-          callback_url_mo: callbackUrlMo,
-          accepted_at: now,
-          send_at: sendAt,
-          validity_until: sendAt + seconds.seconds * 1000,
-          origin_message_id: null,
+          priceKind: kind,
+          refClient,
+          callbackUrlStatus,
+          callbackUrlMo,
+          now,
+          sendAt,
+          validityUntil: sendAt + seconds.seconds * 1000,
           country: number.isoCountryCode,
-          mcc_mnc: network?.mccMnc ?? null,
-          network: network?.network ?? null,
-          upstream_id: null,
-          connector: null,
+          network,
           source: input.source ?? 'REST',
-          smpp_credential_id: null,
-          registered_delivery: 0,
-          day: utcDay(now),
-          extra: JSON.stringify(extra),
-        },
+          extra,
+        }),
       };
       const fallsBackNow = number.valid && !capable && fallback !== null;
       prepared.afterInsert = async (db, row) => {

@@ -6,8 +6,8 @@ import { callbackUrlProblem } from '../../domain/urls.ts';
 import { networkLookup } from '../../lookup/enrich.ts';
 import type { Channel } from '../../store/channels.ts';
 import { fail } from '../errors.ts';
-import { utcDay } from '../tenancy.ts';
 import type { PreparedMessage } from './accept.ts';
+import { outboundMessageRow } from './message-row.ts';
 
 /** Appended by `body.stop`: the opt-out mention marketing messages must carry. */
 export const OPT_OUT_MENTION = '\nSTOP au 36111';
@@ -138,49 +138,31 @@ export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: Pre
     units,
     rejection: number.valid ? null : 'INVALID_PHONE_NUMBER',
     checkBlacklist: channel.flow === 'MARKETING',
-    row: {
+    row: outboundMessageRow({
       id,
-      organisation_id: channel.organisationId,
-      payer_id: channel.organisationId,
-      channel_id: channel.id,
-      campaign_id: input.campaignId ?? null,
+      channel,
       type: 'SMS',
-      direction: 'MT',
       recipient,
       sender,
-      body: JSON.stringify({
-        text,
-        encoding: analysis.encoding,
-        messagePartCount: analysis.messagePartCount,
-        length: analysis.length,
-        stop: input.stop === true,
-      }),
+      body: { text, encoding: analysis.encoding, messagePartCount: analysis.messagePartCount, length: analysis.length, stop: input.stop === true },
       encoding: analysis.encoding,
-      part_count: units,
+      units,
       length: analysis.length,
       price: number.valid ? unit * units : 0,
-      price_kind: 'SMS',
-      charged: 0,
-      status: sendAt > now ? 'SCHEDULED' : 'ENROUTE',
-      status_detail: null,
-      status_at: now,
-      ref_client: refClient,
-      callback_url_status: callbackUrlStatus,
-      callback_url_mo: callbackUrlMo,
-      accepted_at: now,
-      send_at: sendAt,
-      validity_until: input.validityUntil ?? sendAt + ctx.validitySeconds * 1000,
-      origin_message_id: null,
+      priceKind: 'SMS',
+      refClient,
+      callbackUrlStatus,
+      callbackUrlMo,
+      now,
+      sendAt,
+      validityUntil: input.validityUntil ?? sendAt + ctx.validitySeconds * 1000,
       country: number.isoCountryCode,
-      mcc_mnc: network?.mccMnc ?? null,
-      network: network?.network ?? null,
-      upstream_id: null,
-      connector: null,
+      network,
       source: input.source,
-      smpp_credential_id: input.smppCredentialId ?? null,
-      registered_delivery: input.registeredDelivery ?? 0,
-      day: utcDay(now),
-      extra: input.extra ? JSON.stringify(input.extra) : null,
-    },
+      campaignId: input.campaignId,
+      smppCredentialId: input.smppCredentialId,
+      registeredDelivery: input.registeredDelivery,
+      extra: input.extra,
+    }),
   };
 }

@@ -18,8 +18,8 @@ import {
   type VoiceLanguage,
 } from '../../voice/tts.ts';
 import { fail } from '../errors.ts';
-import { utcDay } from '../tenancy.ts';
 import type { PreparedMessage } from './accept.ts';
+import { outboundMessageRow } from './message-row.ts';
 import type { MessagingService } from './service.ts';
 import {
   checkCallbackUrl,
@@ -176,45 +176,30 @@ export class VoiceService {
       rejection: number.valid ? null : 'INVALID_PHONE_NUMBER',
       checkBlacklist: channel.flow === 'MARKETING',
       afterInsert: (db) => insertVoiceAudio(db, audio, now),
-      row: {
+      row: outboundMessageRow({
         id,
-        organisation_id: channel.organisationId,
-        payer_id: channel.organisationId,
-        channel_id: channel.id,
-        campaign_id: input.campaignId ?? null,
+        channel,
         type: 'VOICE',
-        direction: 'MT',
         recipient,
         sender,
-        body: JSON.stringify({ text: v.text, title: v.title, language: v.language }),
-        encoding: null,
-        part_count: units,
+        body: { text: v.text, title: v.title, language: v.language },
+        units,
         length: v.text.length,
         price,
-        price_kind: 'VOICE',
-        charged: 0,
-        status: sendAt > now ? 'SCHEDULED' : 'ENROUTE',
-        status_detail: null,
-        status_at: now,
-        ref_client: refClient,
-        callback_url_status: callbackUrlStatus,
-        callback_url_mo: null,
-        accepted_at: now,
-        send_at: sendAt,
-        validity_until: sendAt + ctx.validitySeconds * 1000,
-        origin_message_id: null,
+        priceKind: 'VOICE',
+        refClient,
+        callbackUrlStatus,
+        callbackUrlMo: null,
+        now,
+        sendAt,
+        validityUntil: sendAt + ctx.validitySeconds * 1000,
         country: number.isoCountryCode,
-        mcc_mnc: network?.mccMnc ?? null,
-        network: network?.network ?? null,
-        upstream_id: null,
-        connector: null,
+        network: network ?? null,
         source: input.source,
-        smpp_credential_id: null,
-        registered_delivery: 0,
-        day: utcDay(now),
+        campaignId: input.campaignId,
         // The audio's duration in seconds: how long an answered call listened to in full lasts.
-        extra: JSON.stringify({ ...input.extra, duration: speech.durationMs / 1000 }),
-      },
+        extra: { ...input.extra, duration: speech.durationMs / 1000 },
+      }),
     };
   }
 
