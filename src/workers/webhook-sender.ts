@@ -164,7 +164,7 @@ export class WebhookSender {
           })),
         )
         .execute();
-      for (const { delivery: d, result: r, at } of items) {
+      const updates = items.map(({ delivery: d, result: r, at }) => {
         const attempts = d.attempts + 1;
         let state = 'PENDING';
         let next = d.next_attempt_at;
@@ -176,20 +176,15 @@ export class WebhookSender {
           if (delay === null) state = 'FAILED';
           else next = at + delay;
         }
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({
-            state,
-            attempts,
-            next_attempt_at: next,
-            lease_until: null,
-            last_http_status: r.httpStatus,
-            last_error: r.error,
-            updated_at: at,
-            delivered_at: state === 'DELIVERED' ? at : null,
-          })
-          .where('id', '=', d.id)
-          .execute();
+        const deliveredAt = state === 'DELIVERED' ? at : null;
+        return sql`(${d.id}, ${state}, ${attempts}, ${next}, ${r.httpStatus}, ${r.error}, ${at}, ${deliveredAt})`;
+      });
+      for (let i = 0; i < updates.length; i += 200) {
+        await sql`update webhook_deliveries set state = v.column2, attempts = cast(v.column3 as integer),
+            next_attempt_at = cast(v.column4 as bigint), lease_until = null,
+            last_http_status = cast(v.column5 as integer), last_error = v.column6,
+            updated_at = cast(v.column7 as bigint), delivered_at = cast(v.column8 as bigint)
+          from (values ${sql.join(updates.slice(i, i + 200))}) as v where webhook_deliveries.id = v.column1`.execute(trx);
       }
     });
     return items.map(() => undefined);
