@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import smpp from 'smpp';
-import { encodeGsm7 } from '../src/domain/text.ts';
+import { encodeGsm7 } from '../src/core/domain/text.ts';
 import { printTable, type Row, serverRssMb, startBenchServer } from './run.ts';
 
 const MESSAGES = Number(process.env.BENCH_SMPP_MESSAGES ?? 50_000);

@@ -1,4 +1,4 @@
-import type { ChannelFlow, ChannelType } from '../domain/tenancy.ts';
+import type { ChannelFlow, ChannelType } from '../core/domain/tenancy.ts';
 import type { Db } from './db.ts';
 import type { ChannelTable } from './schema.ts';
 

@@ -1,4 +1,4 @@
-import type { Role } from '../domain/tenancy.ts';
+import type { Role } from '../core/domain/tenancy.ts';
 import type { Db } from './db.ts';
 import type { CredentialTable } from './schema.ts';
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { uuidv7 } from '../domain/ids.ts';
+import { uuidv7 } from '../core/domain/ids.ts';
 import type { Db } from './db.ts';
 import type { LedgerTable } from './schema.ts';
 

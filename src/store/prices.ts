@@ -1,4 +1,4 @@
-import { DEFAULT_PRICES, type PriceEntry } from '../domain/default-prices.ts';
+import { DEFAULT_PRICES, type PriceEntry } from '../core/domain/default-prices.ts';
 import type { Db } from './db.ts';
 
 export async function loadPrices(db: Db): Promise<PriceEntry[]> {

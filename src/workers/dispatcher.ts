@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { CarrierConnector, OutboundMessage, SubmitResult } from '../carriers/connector.ts';
-import type { Router } from '../carriers/router.ts';
-import { backoffDelay } from '../domain/retry.ts';
-import type { MessagingService } from '../services/messaging/service.ts';
-import type { StatusChange } from '../services/messaging/status.ts';
+import type { CarrierConnector, OutboundMessage, SubmitResult } from '../core/ports.ts';
+import type { Router } from '../connectors/router.ts';
+import { backoffDelay } from '../core/domain/retry.ts';
+import type { MessagingService } from '../core/messaging/service.ts';
+import type { StatusChange } from '../core/messaging/status.ts';
 import type { Store } from '../store/db.ts';
-import { WakeableLoop } from './wakeable-loop.ts';
+import { WakeableLoop } from './loop.ts';
 import type { MessageRow } from '../store/messages.ts';
 
 export interface DispatcherOptions {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import type { MessagingService } from '../services/messaging/service.ts';
+import type { MessagingService } from '../core/messaging/service.ts';
 import type { Store } from '../store/db.ts';
 
 /** Ends expired messages of one type its own way; returns the ids it took care of (the others expire as usual). */

@@ -1,0 +1,159 @@
+import type { InboundEvent } from '../ports.ts';
+import { uuidv7 } from '../domain/ids.ts';
+import { optCommand } from '../domain/opt-out.ts';
+import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
+import type { Channel } from '../../store/channels.ts';
+import type { Store } from '../../store/db.ts';
+import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
+import type { TenancyService } from '../tenancy/service.ts';
+import { utcDay } from '../tenancy/service.ts';
+import type { MessagingService } from './service.ts';
+
+const ROUTING_CACHE_TTL_MS = 5_000;
+const MISS_REFRESH_MS = 1_000;
+
+export interface InboundResult {
+  stored: MessageRow[];
+  unrouted: number;
+}
+
+/** Digits for numbers, the name itself for alphanumeric senders and short codes. */
+function addressKey(value: string): string {
+  const n = normaliseMsisdn(value);
+  return n.ok ? n.msisdn : value.trim().toUpperCase();
+}
+
+/**
+ * Inbound messages (MO) from any connector: routed to the channel that owns the destination number, short code or
+ * agent, linked to the last MT that channel sent to that user, stored with their event (so the webhook goes out in
+ * the same transaction), and STOP/START applied to the organisation's blacklist.
+ */
+export class InboundService {
+  private routing: { at: number; byAddress: Map<string, Channel> } | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly tenancy: TenancyService,
+    private readonly messaging: MessagingService,
+  ) {
+    tenancy.onChannelChange(() => {
+      this.routing = null;
+    });
+  }
+
+  private async channelFor(type: string, to: string, now: number): Promise<Channel | null> {
+    const key = `${type}|${addressKey(to)}`;
+    // A miss may be a channel created on another node since the table was read: read it again, at most once a second.
+    const stale = this.routing && !this.routing.byAddress.has(key) && now - this.routing.at > MISS_REFRESH_MS;
+    if (!this.routing || stale || now - this.routing.at > ROUTING_CACHE_TTL_MS) {
+      const byAddress = new Map<string, Channel>();
+      const rows = await this.store.db.selectFrom('channels').select('organisation_id').distinct().execute();
+      for (const c of await this.tenancy.listChannels(rows.map((r) => r.organisation_id))) {
+        if (c.state !== 'ACTIVE') continue;
+        const addresses = [...c.fromFieldList, ...(c.defaultFromField ? [c.defaultFromField] : [])];
+        for (const a of addresses) {
+          const key = `${c.type}|${addressKey(a)}`;
+          if (!byAddress.has(key)) byAddress.set(key, c);
+        }
+      }
+      this.routing = { at: now, byAddress };
+    }
+    return this.routing.byAddress.get(key) ?? null;
+  }
+
+  async receive(events: InboundEvent[]): Promise<InboundResult> {
+    const now = Date.now();
+    const rows: MessageRow[] = [];
+    const stored: MessageEventRow[] = [];
+    const unrouted: Array<Record<string, unknown>> = [];
+    const optOps: Array<{ organisationId: string; msisdn: string; op: 'STOP' | 'START'; at: number }> = [];
+    for (const e of events) {
+      const channel = await this.channelFor(e.type, e.to, now);
+      const from = normaliseMsisdn(e.from);
+      if (!channel || !from.ok) {
+        unrouted.push({
+          id: uuidv7(e.at),
+          connector: e.connector,
+          type: e.type,
+          sender: e.from,
+          recipient: e.to,
+          body: JSON.stringify(e.body),
+          received_at: e.at,
+        });
+        continue;
+      }
+      const origin = await findLastMt(this.store.db, channel.organisationId, channel.id, from.msisdn);
+      const text = typeof e.body.text === 'string' ? e.body.text : null;
+      const id = uuidv7(e.at);
+      rows.push({
+        id,
+        organisation_id: channel.organisationId,
+        payer_id: channel.organisationId,
+        channel_id: channel.id,
+        campaign_id: null,
+        type: e.type,
+        direction: 'MO',
+        recipient: e.to,
+        sender: from.msisdn,
+        body: JSON.stringify(e.body),
+        encoding: null,
+        part_count: 1,
+        length: text?.length ?? 0,
+        price: 0,
+        price_kind: null,
+        charged: 0,
+        status: 'RECEIVED',
+        status_detail: null,
+        status_at: e.at,
+        ref_client: origin?.ref_client ?? null,
+        callback_url_status: null,
+        callback_url_mo: origin?.callback_url_mo ?? null,
+        accepted_at: e.at,
+        send_at: e.at,
+        validity_until: null,
+        origin_message_id: origin?.id ?? null,
+        country: checkNumber(from.msisdn).isoCountryCode,
+        mcc_mnc: null,
+        network: null,
+        upstream_id: null,
+        connector: e.connector,
+        source: 'CARRIER',
+        smpp_credential_id: null,
+        registered_delivery: 0,
+        day: utcDay(e.at),
+        extra: null,
+      });
+      stored.push({
+        id: uuidv7(e.at),
+        message_id: id,
+        organisation_id: channel.organisationId,
+        channel_id: channel.id,
+        kind: 'MO',
+        status: 'RECEIVED',
+        detail: null,
+        at: e.at,
+      });
+      const command = text === null ? null : optCommand(text);
+      if (command) optOps.push({ organisationId: channel.organisationId, msisdn: from.msisdn, op: command, at: e.at });
+    }
+    await this.store.db.transaction().execute(async (trx) => {
+      await insertMessages(trx, rows);
+      await insertEvents(trx, stored);
+      if (unrouted.length > 0) await trx.insertInto('unrouted_inbound').values(unrouted as never).execute();
+      for (const o of optOps) {
+        if (o.op === 'STOP') {
+          await trx
+            .insertInto('blacklist')
+            .values({ organisation_id: o.organisationId, msisdn: o.msisdn, source: 'STOP', created_at: o.at })
+            .onConflict((oc) => oc.columns(['organisation_id', 'msisdn']).doNothing())
+            .execute();
+        } else {
+          await trx.deleteFrom('blacklist').where('organisation_id', '=', o.organisationId).where('msisdn', '=', o.msisdn).execute();
+        }
+      }
+      await this.messaging.runEventHooks(trx, stored, new Map(rows.map((r) => [r.id, r])));
+    });
+    this.messaging.notifyCommitted();
+    return { stored: rows, unrouted: unrouted.length };
+  }
+}

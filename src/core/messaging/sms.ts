@@ -1,0 +1,168 @@
+import { uuidv7 } from '../domain/ids.ts';
+import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
+import type { PriceList } from '../domain/pricing.ts';
+import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, type TextEncoding, TextError } from '../domain/text.ts';
+import { callbackUrlProblem } from '../domain/urls.ts';
+import { networkLookup } from '../lookup/enrich.ts';
+import type { Channel } from '../../store/channels.ts';
+import { fail } from '../errors.ts';
+import type { PreparedMessage } from './accept.ts';
+import { outboundMessageRow } from './message-row.ts';
+
+/** Appended by `body.stop`: the opt-out mention marketing messages must carry. */
+export const OPT_OUT_MENTION = '\nSTOP au 36111';
+export const MAX_SENDER_LENGTH = 11;
+export const MAX_REF_CLIENT_LENGTH = 140;
+const MAX_SCHEDULE_AHEAD_MS = 10 * 366 * 86_400_000;
+
+export type MessageSource = 'REST' | 'SMPP' | 'LEGACY' | 'CAMPAIGN' | 'FALLBACK';
+
+export interface SmsSendInput {
+  to: string;
+  text: string;
+  encoding?: TextEncoding;
+  stop?: boolean;
+  from?: string | null;
+  refClient?: string | null;
+  sentDate?: Date | null;
+  callbackUrlStatus?: string | null;
+  callbackUrlMo?: string | null;
+  campaignId?: string | null;
+  source: MessageSource;
+  /** A pre-allocated id (SMPP concatenation answers every part with the final id). */
+  messageId?: string;
+  /** Absolute end of validity (SMPP validity_period); default now + the configured validity. */
+  validityUntil?: number | null;
+  smppCredentialId?: string | null;
+  registeredDelivery?: number;
+  /** Accept national numbers of this country (legacy API: FR). */
+  defaultCountry?: 'FR';
+  /** Extra fields of the message object. */
+  extra?: Record<string, unknown>;
+  /** How the door names the fields in error details (REST: `body.`). */
+  fieldPrefix?: string;
+  /** The recipient's field name when it is not `recipient.to` (campaigns, legacy). */
+  toField?: string;
+}
+
+/** Checks a sender ID against the length limit and the channel's list; returns the sender to use. */
+export function resolveSender(channel: Channel, from: string | null | undefined, field = 'from'): string | null {
+  const sender = from === undefined || from === null || from === '' ? channel.defaultFromField : from;
+  if (sender === null) return null;
+  if (from !== undefined && from !== null && from !== '') {
+    if (from.length > MAX_SENDER_LENGTH) fail('INVALID_SENDER', `${field}: at most ${MAX_SENDER_LENGTH} characters`);
+    if (channel.fromFieldList.length > 0 && !channel.fromFieldList.includes(from)) {
+      fail('INVALID_SENDER', `${field}: "${from}" is not in the channel's fromFieldList`);
+    }
+  }
+  return sender;
+}
+
+export function checkCallbackUrl(value: string | null | undefined, field: string): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  const problem = callbackUrlProblem(value);
+  if (problem) fail('INVALID_REQUEST', `${field}: ${problem}`);
+  return value;
+}
+
+export function checkRefClient(value: string | null | undefined, field = 'refClient', max = MAX_REF_CLIENT_LENGTH): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (value.length > max) fail('INVALID_REQUEST', `${field}: at most ${max} characters`);
+  return value;
+}
+
+/** The send time: now for a past or missing date, else the date (at most 10 years ahead). */
+export function resolveSendAt(sentDate: Date | null | undefined, now: number, field = 'sentDate'): number {
+  if (!sentDate) return now;
+  const t = sentDate.getTime();
+  if (Number.isNaN(t)) fail('INVALID_DATE', `${field}: not a date`);
+  if (t > now + MAX_SCHEDULE_AHEAD_MS) fail('INVALID_DATE', `${field}: at most 10 years ahead`);
+  return Math.max(t, now);
+}
+
+/** Normalises a recipient; bad shapes (letters, impossible lengths) are errors of the request. */
+export function normaliseRecipient(to: string, field: string, defaultCountry?: 'FR'): string {
+  const n = normaliseMsisdn(to, defaultCountry ? { defaultCountry } : {});
+  if (!n.ok) {
+    const why: Record<string, string> = {
+      EMPTY: 'is empty',
+      NOT_DIGITS: 'must be a phone number in international form, e.g. 33612345678',
+      TOO_SHORT: 'is too short for a phone number',
+      TOO_LONG: 'is longer than 15 digits',
+      NATIONAL_WITHOUT_COUNTRY: 'must be in international form (country code first), e.g. 33612345678',
+    };
+    fail('INVALID_PHONE_NUMBER', `${field}: ${why[n.reason] ?? n.reason}`);
+  }
+  return n.msisdn;
+}
+
+export interface PrepareContext {
+  priceList: PriceList;
+  validitySeconds: number;
+  now: number;
+}
+
+/**
+ * Validates and prices one SMS. Request errors throw (400); a number libphonenumber says is invalid is not an
+ * error of the request: the message is accepted and ends UNDELIVERABLE / INVALID_PHONE_NUMBER at no charge.
+ */
+export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: PrepareContext): Promise<PreparedMessage> {
+  const f = (name: string) => `${input.fieldPrefix ?? ''}${name}`;
+  const recipient = normaliseRecipient(input.to, input.toField ?? f('recipient.to'), input.defaultCountry);
+  const text = input.stop ? `${input.text}${OPT_OUT_MENTION}` : input.text;
+  let analysis;
+  try {
+    analysis = analyseText(text, input.encoding);
+  } catch (err) {
+    if (err instanceof TextError) fail('INVALID_REQUEST', `${f('body.text')}: ${err.message}`);
+    throw err;
+  }
+  if (exceedsPartLimit(analysis)) {
+    fail('TOO_MANY_PARTS', `${f('body.text')}: ${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`);
+  }
+  const sender = resolveSender(channel, input.from, f('from'));
+  const refClient = checkRefClient(input.refClient, f('refClient'));
+  const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, f('callbackUrlStatus'));
+  const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, f('callbackUrlMo'));
+  const now = ctx.now;
+  const sendAt = resolveSendAt(input.sentDate, now, f('sentDate'));
+
+  const number = checkNumber(recipient);
+  const network = number.valid ? await networkLookup(recipient) : null;
+  const unit = ctx.priceList.unitPrice('SMS', number.isoCountryCode, 'SMS') ?? 0;
+  const units = analysis.messagePartCount;
+  const id = input.messageId ?? uuidv7(now);
+  return {
+    channel,
+    price: number.valid ? unit * units : 0,
+    units,
+    rejection: number.valid ? null : 'INVALID_PHONE_NUMBER',
+    checkBlacklist: channel.flow === 'MARKETING',
+    row: outboundMessageRow({
+      id,
+      channel,
+      type: 'SMS',
+      recipient,
+      sender,
+      body: { text, encoding: analysis.encoding, messagePartCount: analysis.messagePartCount, length: analysis.length, stop: input.stop === true },
+      encoding: analysis.encoding,
+      units,
+      length: analysis.length,
+      price: number.valid ? unit * units : 0,
+      priceKind: 'SMS',
+      refClient,
+      callbackUrlStatus,
+      callbackUrlMo,
+      now,
+      sendAt,
+      validityUntil: input.validityUntil ?? sendAt + ctx.validitySeconds * 1000,
+      country: number.isoCountryCode,
+      network,
+      source: input.source,
+      campaignId: input.campaignId,
+      smppCredentialId: input.smppCredentialId,
+      registeredDelivery: input.registeredDelivery,
+      extra: input.extra,
+    }),
+  };
+}

@@ -1,0 +1,117 @@
+import { uuidv7 } from '../domain/ids.ts';
+import { canTransition, type MessageStatus, type StatusDetail } from '../domain/status.ts';
+import type { Db, Dialect } from '../../store/db.ts';
+import { sql } from 'kysely';
+import { applyCredits } from '../../store/ledger.ts';
+import { insertEvents, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
+import { RollupBatch } from '../../store/rollups.ts';
+import { type EventHook, rollupKeyOf } from './accept.ts';
+
+export interface StatusChange {
+  messageId: string;
+  status: MessageStatus;
+  detail?: StatusDetail | string | null;
+  at: number;
+  /** Give the charge back (the message never reached an operator). */
+  refund?: boolean;
+  /** Fields to set with the change (e.g. a fallback message id in `extra`). */
+  extra?: Record<string, unknown>;
+}
+
+export interface AppliedChanges {
+  applied: MessageRow[];
+  /** Changes refused by the status machine (late or duplicate) or for unknown messages. */
+  ignored: StatusChange[];
+}
+
+/**
+ * Applies status changes in the caller's transaction, through the one status machine: a change that would move a
+ * final status backwards is ignored. Each applied change moves the message between consumption buckets, writes
+ * its event, refunds when asked, and runs the event hooks (webhooks, SMPP receipts) in the same transaction.
+ */
+export async function applyStatusChanges(
+  db: Db,
+  dialect: Dialect,
+  changes: StatusChange[],
+  channelTypeOf: (channelId: string) => Promise<string>,
+  hooks: readonly EventHook[],
+): Promise<AppliedChanges> {
+  // Locked in id order, so two transactions touching the same messages cannot wait on each other in a cycle.
+  const ids = [...new Set(changes.map((c) => c.messageId))].sort();
+  const messages = new Map<string, MessageRow>();
+  for (let i = 0; i < ids.length; i += 500) {
+    let q = db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500)).orderBy('id');
+    if (dialect === 'postgres') q = q.forNoKeyUpdate();
+    for (const m of await q.execute()) messages.set(m.id, m);
+  }
+  const rollups = new RollupBatch();
+  const events: MessageEventRow[] = [];
+  const ignored: StatusChange[] = [];
+  const touched = new Map<string, MessageRow>();
+  const refunds: MessageRow[] = [];
+
+  for (const c of [...changes].sort((a, b) => a.at - b.at)) {
+    const m = messages.get(c.messageId);
+    if (!m || !canTransition(m.status as MessageStatus, c.status)) {
+      ignored.push(c);
+      continue;
+    }
+    const channelType = await channelTypeOf(m.channel_id);
+    const key = rollupKeyOf(m, channelType);
+    const units = m.charged > 0 ? m.part_count : 0;
+    rollups.move(key, c.status, units, m.charged);
+    m.status = c.status;
+    m.status_detail = c.detail ?? null;
+    m.status_at = Math.max(c.at, m.status_at);
+    if (c.extra) m.extra = JSON.stringify({ ...(m.extra ? JSON.parse(m.extra) : {}), ...c.extra });
+    if (c.refund && m.charged > 0) {
+      rollups.add({ ...key, status: c.status }, -units, 0, -m.charged);
+      refunds.push({ ...m });
+      m.charged = 0;
+    }
+    touched.set(m.id, m);
+    events.push({
+      id: uuidv7(c.at),
+      message_id: m.id,
+      organisation_id: m.organisation_id,
+      channel_id: m.channel_id,
+      kind: 'STATUS',
+      status: c.status,
+      detail: m.status_detail,
+      at: c.at,
+    });
+  }
+  if (touched.size === 0) return { applied: [], ignored };
+
+  const rows = [...touched.values()];
+  for (let i = 0; i < rows.length; i += 200) {
+    const values = sql.join(
+      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra})`),
+    );
+    await sql`update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
+        charged = cast(v.column5 as bigint), extra = v.column6
+      from (values ${values}) as v where messages.id = v.column1`.execute(db);
+  }
+  // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
+  // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
+  const byPayer = new Map<string, MessageRow[]>();
+  for (const m of refunds) byPayer.set(m.payer_id, [...(byPayer.get(m.payer_id) ?? []), m]);
+  for (const payer of [...byPayer.keys()].sort()) {
+    await applyCredits(
+      db,
+      payer,
+      byPayer.get(payer)!.map((m) => ({
+        amount: m.charged,
+        kind: 'REFUND' as const,
+        reference: m.ref_client,
+        description: `Refund: ${m.type} message ${m.status.toLowerCase()}${m.status_detail ? ` (${m.status_detail})` : ''}`,
+        messageId: m.id,
+        at: m.status_at,
+      })),
+    );
+  }
+  await insertEvents(db, events);
+  await rollups.write(db);
+  for (const hook of hooks) await hook(db, events, touched);
+  return { applied: [...touched.values()], ignored };
+}

@@ -1,0 +1,288 @@
+import { generateWebhookSecret } from '../../doors/webhooks/signing.ts';
+import { sql } from 'kysely';
+import { uuidv7 } from '../domain/ids.ts';
+import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
+import { type Channel, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
+import {
+  type Credential,
+  findCredential,
+  insertCredential,
+  listCredentials,
+  revokeCredential,
+} from '../../store/credentials.ts';
+import type { Db, Store } from '../../store/db.ts';
+import { applyBalanceChange, type LedgerEntry } from '../../store/ledger.ts';
+import {
+  findOrganisation,
+  insertOrganisation,
+  listOrganisations,
+  listTreeIds,
+  type Organisation,
+  updateOrganisation,
+} from '../../store/organisations.ts';
+import { fail } from '../errors.ts';
+import { generateApiKey, hashApiKey, keyPrefix } from './keys.ts';
+
+export interface ChannelInput {
+  name: string;
+  type: ChannelType;
+  flow: ChannelFlow;
+  defaultFromField?: string | null;
+  fromFieldList?: string[];
+  defaultCallbackUrlStatus?: string | null;
+  defaultCallbackUrlMo?: string | null;
+  dailyLimit?: number | null;
+  monthlyLimit?: number | null;
+  fallbackSmsChannelId?: string | null;
+}
+
+export type ChannelPatch = Partial<Omit<ChannelInput, 'type'>>;
+
+export interface OrganisationInput {
+  name: string;
+  parentOrganisationId?: string | null;
+  parentBilling?: boolean;
+  monthlyLimit?: number | null;
+}
+
+export interface Consumption {
+  daily: number;
+  monthly: number;
+}
+
+/** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
+const SECRET_ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export function utcMonthStart(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 7)}-01`;
+}
+
+/** Organisations, channels, credentials and balances: the tenancy side of Tern, shared by every door. */
+export class TenancyService {
+  private readonly channelListeners: Array<(channelId: string) => void> = [];
+
+  constructor(private readonly store: Store) {}
+
+  private get db(): Db {
+    return this.store.db;
+  }
+
+  /** Called whenever a channel or its credentials change, so caches can drop what they hold. */
+  onChannelChange(listener: (channelId: string) => void): void {
+    this.channelListeners.push(listener);
+  }
+
+  private channelChanged(channelId: string): void {
+    for (const l of this.channelListeners) l(channelId);
+  }
+
+  async createOrganisation(input: OrganisationInput, now = Date.now()): Promise<Organisation> {
+    const parentId = input.parentOrganisationId ?? null;
+    if (parentId !== null && !(await findOrganisation(this.db, parentId))) {
+      fail('NOT_FOUND', `parent organisation ${parentId} not found`);
+    }
+    const org: Organisation = {
+      id: uuidv7(now),
+      name: input.name,
+      parentId,
+      balance: 0,
+      currency: 'EUR',
+      state: 'ACTIVE',
+      parentBilling: parentId !== null && input.parentBilling === true,
+      monthlyLimit: input.monthlyLimit ?? null,
+      createdAt: now,
+    };
+    await insertOrganisation(this.db, org);
+    return org;
+  }
+
+  async getOrganisation(id: string): Promise<Organisation> {
+    return (await findOrganisation(this.db, id)) ?? fail('NOT_FOUND', `organisation ${id} not found`);
+  }
+
+  async findOrganisation(id: string): Promise<Organisation | null> {
+    return findOrganisation(this.db, id);
+  }
+
+  async listOrganisations(opts: { ids?: string[]; offset: number; limit: number }): Promise<Organisation[]> {
+    return listOrganisations(this.db, opts);
+  }
+
+  async updateOrganisation(
+    id: string,
+    patch: { name?: string; state?: 'ACTIVE' | 'SUSPENDED'; monthlyLimit?: number | null },
+  ): Promise<Organisation> {
+    await this.getOrganisation(id);
+    await updateOrganisation(this.db, id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.state !== undefined ? { state: patch.state } : {}),
+      ...(patch.monthlyLimit !== undefined ? { monthly_limit: patch.monthlyLimit } : {}),
+    });
+    return this.getOrganisation(id);
+  }
+
+  /** The organisation and all its descendants, root first. */
+  treeIds(rootId: string): Promise<string[]> {
+    return listTreeIds(this.db, rootId);
+  }
+
+  async createChannel(organisationId: string, input: ChannelInput, now = Date.now()): Promise<Channel> {
+    await this.getOrganisation(organisationId);
+    if (input.fallbackSmsChannelId) await this.checkFallbackChannel(organisationId, input.fallbackSmsChannelId);
+    const channel: Channel = {
+      id: uuidv7(now),
+      organisationId,
+      name: input.name,
+      type: input.type,
+      flow: input.flow,
+      defaultFromField: input.defaultFromField ?? null,
+      fromFieldList: input.fromFieldList ?? [],
+      defaultCallbackUrlStatus: input.defaultCallbackUrlStatus ?? null,
+      defaultCallbackUrlMo: input.defaultCallbackUrlMo ?? null,
+      dailyLimit: input.dailyLimit ?? null,
+      monthlyLimit: input.monthlyLimit ?? null,
+      webhookSecret: generateWebhookSecret(),
+      webhookSecretPrevious: null,
+      webhookSecretPreviousUntil: null,
+      fallbackSmsChannelId: input.fallbackSmsChannelId ?? null,
+      state: 'ACTIVE',
+      createdAt: now,
+    };
+    await insertChannel(this.db, channel);
+    this.channelChanged(channel.id);
+    return channel;
+  }
+
+  private async checkFallbackChannel(organisationId: string, channelId: string): Promise<void> {
+    const fallback = await findChannel(this.db, channelId);
+    if (!fallback || fallback.organisationId !== organisationId || fallback.type !== 'SMS') {
+      fail('INVALID_REQUEST', 'fallbackSmsChannelId must be an SMS channel of the same organisation');
+    }
+  }
+
+  async getChannel(id: string): Promise<Channel> {
+    return (await findChannel(this.db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
+  }
+
+  listChannels(organisationIds: string[]): Promise<Channel[]> {
+    return listChannels(this.db, organisationIds);
+  }
+
+  async updateChannel(id: string, patch: ChannelPatch): Promise<Channel> {
+    const channel = await this.getChannel(id);
+    if (patch.fallbackSmsChannelId) await this.checkFallbackChannel(channel.organisationId, patch.fallbackSmsChannelId);
+    const next: Channel = { ...channel };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
+    }
+    await saveChannel(this.db, next);
+    this.channelChanged(id);
+    return next;
+  }
+
+  /** New signing secret; the previous one keeps signing alongside it for a day. */
+  async rotateWebhookSecret(id: string, now = Date.now()): Promise<Channel> {
+    const channel = await this.getChannel(id);
+    const next: Channel = {
+      ...channel,
+      webhookSecret: generateWebhookSecret(),
+      webhookSecretPrevious: channel.webhookSecret,
+      webhookSecretPreviousUntil: now + SECRET_ROTATION_OVERLAP_MS,
+    };
+    await saveChannel(this.db, next);
+    this.channelChanged(id);
+    return next;
+  }
+
+  async createCredential(
+    channelId: string,
+    input: { name: string; roles: Role[] },
+    now = Date.now(),
+  ): Promise<{ credential: Credential; value: string }> {
+    const channel = await this.getChannel(channelId);
+    const roles = [...new Set(input.roles)];
+    if (roles.length === 0 || roles.some((r) => !ROLES.includes(r))) {
+      fail('INVALID_REQUEST', `roles: must be a non-empty list of ${ROLES.join(', ')}`);
+    }
+    const value = generateApiKey();
+    const credential: Credential = {
+      id: uuidv7(now),
+      channelId,
+      organisationId: channel.organisationId,
+      name: input.name,
+      keyHash: hashApiKey(value),
+      keyPrefix: keyPrefix(value),
+      roles,
+      state: 'ACTIVE',
+      createdAt: now,
+      revokedAt: null,
+    };
+    await insertCredential(this.db, credential);
+    return { credential, value };
+  }
+
+  async getCredential(id: string): Promise<Credential> {
+    return (await findCredential(this.db, id)) ?? fail('NOT_FOUND', `credential ${id} not found`);
+  }
+
+  listCredentials(channelId: string): Promise<Credential[]> {
+    return listCredentials(this.db, channelId);
+  }
+
+  async revokeCredential(id: string, now = Date.now()): Promise<Credential> {
+    const credential = await this.getCredential(id);
+    if (!(await revokeCredential(this.db, id, now))) fail('CONFLICT', `credential ${id} is already revoked`);
+    this.channelChanged(credential.channelId);
+    return { ...credential, state: 'REVOKED', revokedAt: now };
+  }
+
+  /** Operator top-up: one ledger row and the balance, in one transaction. */
+  async credit(
+    organisationId: string,
+    micros: number,
+    reference: string | null,
+    now = Date.now(),
+  ): Promise<LedgerEntry> {
+    await this.getOrganisation(organisationId);
+    return this.db.transaction().execute(async (trx) => {
+      const entry = await applyBalanceChange(trx, {
+        organisationId,
+        amount: micros,
+        kind: micros >= 0 ? 'TOPUP' : 'ADJUSTMENT',
+        reference,
+        description: micros >= 0 ? 'Top-up by the operator' : 'Debit by the operator',
+        at: now,
+      });
+      return entry ?? fail('INSUFFICIENT_FUNDS', 'the balance cannot go below zero');
+    });
+  }
+
+  /** Charged amounts (net of refunds) of a channel today and this month, from the consumption rollups. */
+  async channelConsumption(channelId: string, now = Date.now()): Promise<Consumption> {
+    const today = utcDay(now);
+    const row = await this.db
+      .selectFrom('consumption_rollups')
+      .select([
+        sql<number>`coalesce(sum(case when day = ${today} then amount else 0 end), 0)`.as('daily'),
+        sql<number>`coalesce(sum(amount), 0)`.as('monthly'),
+      ])
+      .where('channel_id', '=', channelId)
+      .where('day', '>=', utcMonthStart(now))
+      .executeTakeFirst();
+    return { daily: Number(row?.daily ?? 0), monthly: Number(row?.monthly ?? 0) };
+  }
+
+  async organisationMonthlyConsumption(organisationId: string, now = Date.now()): Promise<number> {
+    const row = await this.db
+      .selectFrom('consumption_rollups')
+      .select(sql<number>`coalesce(sum(amount), 0)`.as('monthly'))
+      .where('organisation_id', '=', organisationId)
+      .where('day', '>=', utcMonthStart(now))
+      .executeTakeFirst();
+    return Number(row?.monthly ?? 0);
+  }
+}

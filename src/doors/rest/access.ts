@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify';
+import { type ChannelType, type Permission, rolesAllow } from '../../core/domain/tenancy.ts';
+import type { Principal } from '../../core/tenancy/auth.ts';
+import type { Services } from '../../core/services.ts';
+import { fail, ServiceError } from '../../core/errors.ts';
+
+function apiKeyOf(req: FastifyRequest): string | undefined {
+  const v = req.headers['x-api-key'];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Authenticates the request's X-Api-Key and checks it may do `permission`; on a channel API (`channelType`), the
+ * key's channel must be of that type (403.005 otherwise).
+ */
+export async function authorize(
+  services: Services,
+  req: FastifyRequest,
+  permission: Permission,
+  channelType?: ChannelType,
+): Promise<Principal> {
+  const principal = await services.auth.authenticate(apiKeyOf(req));
+  if (channelType && principal.channel.type !== channelType) {
+    fail(
+      'CHANNEL_TYPE_MISMATCH',
+      `this API serves ${channelType} channels; the key belongs to a ${principal.channel.type} channel`,
+    );
+  }
+  if (!rolesAllow(principal.credential.roles, permission)) {
+    fail('FORBIDDEN_ROLE', `roles ${principal.credential.roles.join(', ')} may not perform ${permission}`);
+  }
+  return principal;
+}
+
+/** The operator key (TERN_ADMIN_KEY) guards /admin/v1. */
+export async function requireAdmin(services: Services, req: FastifyRequest): Promise<void> {
+  const key = apiKeyOf(req);
+  if (key === undefined || key === '') fail('MISSING_API_KEY', 'send the operator key in the X-Api-Key header');
+  if (services.auth.isAdminKey(key)) return;
+  try {
+    await services.auth.authenticate(key);
+  } catch (err) {
+    if (err instanceof ServiceError) fail('INVALID_API_KEY', 'unknown operator key');
+    throw err;
+  }
+  fail('FORBIDDEN_ADMIN', 'a customer API key cannot use the operator API');
+}
+
+/** Base of `href` fields: TERN_PUBLIC_URL, else the address the client used. */
+export function baseUrl(services: Services, req: FastifyRequest): string {
+  return services.config.publicUrl ?? `${req.protocol}://${req.headers.host ?? `localhost:${services.config.httpPort}`}`;
+}

@@ -1,0 +1,45 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../core/services.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  IDEMPOTENCY_HEADER,
+  idempotencyKeyOf,
+  releaseIdempotencyKey,
+  requestFingerprint,
+} from '../../core/idempotency.ts';
+import type { PreparedMessage } from '../../core/messaging/accept.ts';
+import { messageObject } from '../../core/messaging/view.ts';
+import type { Channel } from '../../store/channels.ts';
+import { baseUrl } from './access.ts';
+
+/**
+ * Answers a send with 201 and the message object. With an Idempotency-Key, the key is claimed first and its answer
+ * recorded in the accept transaction itself, so a retry either replays the stored answer or runs again — it never
+ * creates a second message.
+ */
+export async function answerSend(
+  services: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  scope: string,
+  channel: Channel,
+  sendOnce: (afterInsert?: PreparedMessage['afterInsert']) => Promise<unknown>,
+): Promise<FastifyReply> {
+  const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
+  if (key === null) return reply.code(201).send(await sendOnce());
+  const idem = { scope: `${scope}:${channel.id}`, key, fingerprint: requestFingerprint(req.body) };
+  const claim = await claimIdempotencyKey(services.store.db, idem);
+  if (claim.state === 'replay') return reply.code(claim.answer.statusCode).send(claim.answer.body);
+  try {
+    const base = baseUrl(services, req);
+    return reply.code(201).send(
+      await sendOnce((db, row) =>
+        completeIdempotencyKey(db, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, channel, base) }),
+      ),
+    );
+  } catch (err) {
+    await releaseIdempotencyKey(services.store.db, idem, claim.claimedAt);
+    throw err;
+  }
+}

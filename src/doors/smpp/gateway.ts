@@ -1,0 +1,428 @@
+import type { Logger } from 'pino';
+import { uuidv7 } from '../../core/domain/ids.ts';
+import { messageStateOf, receiptErrorCode, receiptStatOf, receiptWanted, smppAddressOf } from './status.ts';
+import type { ReceiptStat } from '../../protocols/smpp/receipt.ts';
+import { isFinal, type MessageStatus } from '../../core/domain/status.ts';
+import type { Metrics } from '../../metrics.ts';
+import { buildMoDeliverSms, buildReceiptDeliverSm, type DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
+import type {
+  BindMode,
+  SmppBindRequest,
+  SmppBindResult,
+  SmppCancel,
+  SmppConcatExpired,
+  SmppHandler,
+  SmppMetricHook,
+  SmppPrincipal,
+  SmppQuery,
+  SmppQueryResult,
+  SmppSubmitResult,
+} from './handler.ts';
+import { SmppStatus } from '../../protocols/smpp/pdu.ts';
+import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
+import type { Store } from '../../store/db.ts';
+import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
+import { insertOutbox, type SmppOutboxRow } from '../../store/smpp.ts';
+import { ServiceError } from '../../core/errors.ts';
+import type { EventHook } from '../../core/messaging/accept.ts';
+import type { MessagingService } from '../../core/messaging/service.ts';
+import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
+import { SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
+import type { TenancyService } from '../../core/tenancy/service.ts';
+
+/**
+ * The SMPP door into the messaging service: binds checked against SMPP credentials, submits sent through
+ * `MessagingService.sendSms` (the same validation, billing, statuses and events as REST), query_sm and cancel_sm on
+ * the same messages, and an event hook that turns final statuses of SMPP messages and MO of their channels into
+ * deliver_sm rows of the SMPP outbox, written in the status change's own transaction.
+ *
+ * A message refused at accept (stored UNDELIVERABLE at no charge, as REST answers 201 UNDELIVERABLE) is answered
+ * with an error command_status and gets no receipt: the ESME never had its id. The exception is a concatenated
+ * message, whose earlier parts were already answered with its id: it also gets a REJECTD receipt when one was asked.
+ */
+
+export interface SmppGatewayPrincipal extends SmppPrincipal {
+  /** The credential's id (also `key`). */
+  credentialId: string;
+  channelId: string;
+  organisationId: string;
+}
+
+export interface SmppGatewayOptions {
+  /** How long a receipt or MO waits for a receiver bind before it is dropped. */
+  outboxTtlMs?: number;
+}
+
+export const DEFAULT_OUTBOX_TTL_MS = 72 * 3_600_000;
+
+export type OutboxKind = 'RECEIPT' | 'MO';
+
+/** deliver_sm fields as stored in the outbox (JSON, short_message in hex). */
+export function encodeOutboxPdus(pdus: DeliverSmFields[]): string {
+  return JSON.stringify(pdus.map((p) => ({ ...p, short_message: p.short_message.toString('hex') })));
+}
+
+export function decodeOutboxPdus(json: string): DeliverSmFields[] {
+  const list = JSON.parse(json) as Array<Record<string, unknown>>;
+  return list.map((p) => ({ ...p, short_message: Buffer.from(String(p['short_message'] ?? ''), 'hex') }) as DeliverSmFields);
+}
+
+/** command_status for a message stored UNDELIVERABLE at accept, by its status detail. */
+const REFUSAL_STATUS: Readonly<Record<string, number>> = {
+  INVALID_PHONE_NUMBER: SmppStatus.ESME_RINVDSTADR,
+  INSUFFICIENT_CREDIT: SmppStatus.ESME_RSUBMITFAIL,
+  BLACKLISTED: SmppStatus.ESME_RSUBMITFAIL,
+  // Spending limits: a throttled ESME slows down and tries again later, when the limit may have been raised.
+  DAILY_LIMIT_EXCEEDED: SmppStatus.ESME_RTHROTTLED,
+  ORGANISATION_MONTHLY_LIMIT_EXCEEDED: SmppStatus.ESME_RTHROTTLED,
+};
+
+/** command_status for a send refused with a ServiceError (nothing stored). */
+export function submitErrorStatus(err: ServiceError): number {
+  switch (err.kind) {
+    case 'INVALID_PHONE_NUMBER':
+      return SmppStatus.ESME_RINVDSTADR;
+    case 'INVALID_SENDER':
+      return SmppStatus.ESME_RINVSRCADR;
+    case 'TOO_MANY_PARTS':
+      return SmppStatus.ESME_RINVMSGLEN;
+    case 'INVALID_DATE':
+      return SmppStatus.ESME_RINVSCHED;
+    case 'UNAVAILABLE':
+    case 'INTERNAL':
+      return SmppStatus.ESME_RSYSERR;
+    default:
+      return SmppStatus.ESME_RSUBMITFAIL;
+  }
+}
+
+function receiptPdu(m: MessageRow, stat: ReceiptStat): DeliverSmFields {
+  const body = JSON.parse(m.body) as { text?: unknown };
+  return buildReceiptDeliverSm({
+    messageId: m.id,
+    source: smppAddressOf(m.recipient),
+    destination: smppAddressOf(m.sender ?? ''),
+    stat,
+    err: receiptErrorCode(stat, m.status_detail),
+    submitDate: new Date(m.accepted_at),
+    doneDate: new Date(m.status_at),
+    ...(typeof body.text === 'string' && { text: body.text }),
+  });
+}
+
+export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
+  readonly credentials: SmppCredentialService;
+  private readonly boundListeners: Array<(credentialId: string) => void> = [];
+  private readonly outboxTtlMs: number;
+  private written = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly tenancy: TenancyService,
+    private readonly messaging: MessagingService,
+    private readonly logger: Logger,
+    opts: SmppGatewayOptions = {},
+  ) {
+    this.credentials = new SmppCredentialService(store, tenancy);
+    this.outboxTtlMs = opts.outboxTtlMs ?? DEFAULT_OUTBOX_TTL_MS;
+  }
+
+  /** Whether outbox rows were written since the last call: the outbox worker need not look for work otherwise. */
+  takeWritten(): boolean {
+    const w = this.written;
+    this.written = false;
+    return w;
+  }
+
+  /** Called when a receiver or transceiver of a credential binds (the outbox worker sends what waits). */
+  onReceiverBound(listener: (credentialId: string) => void): void {
+    this.boundListeners.push(listener);
+  }
+
+  async bind(req: SmppBindRequest): Promise<SmppBindResult<SmppGatewayPrincipal>> {
+    const auth = await this.credentials.authenticate(req.systemId, req.password, req.remoteAddress);
+    if (!auth.ok) {
+      if (auth.reason === 'UNKNOWN_SYSTEM_ID') return { ok: false, status: SmppStatus.ESME_RINVSYSID };
+      if (auth.reason === 'WRONG_PASSWORD') return { ok: false, status: SmppStatus.ESME_RINVPASWD };
+      this.logger.info({ systemId: req.systemId, remote: req.remoteAddress, reason: auth.reason }, 'smpp bind refused');
+      return { ok: false, status: SmppStatus.ESME_RBINDFAIL };
+    }
+    const c = auth.credential;
+    const channel = await this.tenancy.getChannel(c.channelId).catch(() => null);
+    const org = await this.tenancy.findOrganisation(c.organisationId);
+    if (!channel || channel.state !== 'ACTIVE' || !org || org.state !== 'ACTIVE') {
+      this.logger.info({ systemId: req.systemId, reason: 'CHANNEL_OR_ORGANISATION_INACTIVE' }, 'smpp bind refused');
+      return { ok: false, status: SmppStatus.ESME_RBINDFAIL };
+    }
+    return {
+      ok: true,
+      principal: {
+        key: c.id,
+        credentialId: c.id,
+        systemId: c.systemId,
+        maxBinds: c.maxBinds,
+        tps: c.tps,
+        channelId: c.channelId,
+        organisationId: c.organisationId,
+      },
+    };
+  }
+
+  allocateMessageId(): string {
+    return uuidv7();
+  }
+
+  async submit(p: SmppGatewayPrincipal, s: SmppSubmit): Promise<SmppSubmitResult> {
+    const credential = await this.credentials.get(p.credentialId);
+    // The credential was deleted or disabled while this session was bound.
+    if (!credential || credential.state !== 'ACTIVE') return { status: SmppStatus.ESME_RINVBNDSTS };
+    const channel = await this.messaging.channel(p.channelId);
+    if (channel.state !== 'ACTIVE') return this.refuse(p, s, SmppStatus.ESME_RSUBMITFAIL);
+    if (s.text === '') return this.refuse(p, s, SmppStatus.ESME_RINVMSGLEN);
+    const input: SmsSendInput = {
+      to: s.destination.addr,
+      text: s.text,
+      ...(s.dataCoding === 8 && { encoding: 'UNICODE' as const }),
+      from: s.source.addr === '' ? null : s.source.addr,
+      sentDate: s.scheduleAt,
+      source: 'SMPP',
+      validityUntil: s.validUntil ? s.validUntil.getTime() : null,
+      smppCredentialId: p.credentialId,
+      registeredDelivery: s.registeredDelivery,
+      ...(s.messageId !== undefined && { messageId: s.messageId }),
+    };
+    let row: MessageRow;
+    try {
+      row = await this.messaging.sendSms(channel, input);
+    } catch (err) {
+      if (err instanceof ServiceError) {
+        this.logger.debug({ systemId: p.systemId, kind: err.kind, detail: err.detail }, 'smpp submit refused');
+        return this.refuse(p, s, submitErrorStatus(err));
+      }
+      throw err;
+    }
+    if (row.status === 'UNDELIVERABLE') {
+      const status = REFUSAL_STATUS[row.status_detail ?? ''] ?? SmppStatus.ESME_RSUBMITFAIL;
+      if (s.messageId !== undefined && s.receiptRequested) await this.enqueue([this.receiptRow(p.credentialId, row, 'REJECTD')]);
+      return { status };
+    }
+    return { messageId: row.id };
+  }
+
+  /**
+   * A refusal with nothing stored. A concatenated message's id was already given with its earlier parts, so when a
+   * receipt was asked for it gets a REJECTD one.
+   */
+  private async refuse(p: SmppGatewayPrincipal, s: SmppSubmit, status: number): Promise<SmppSubmitResult> {
+    if (s.messageId !== undefined && s.receiptRequested) {
+      const now = Date.now();
+      const pdu = buildReceiptDeliverSm({
+        messageId: s.messageId,
+        source: s.destination,
+        destination: s.source,
+        stat: 'REJECTD',
+        err: receiptErrorCode('REJECTD', null),
+        submitDate: new Date(now),
+        doneDate: new Date(now),
+        text: s.text,
+      });
+      await this.enqueue([this.outboxRow(p.credentialId, 'RECEIPT', s.messageId, [pdu], now)]);
+    }
+    return { status };
+  }
+
+  async query(p: SmppGatewayPrincipal, q: SmppQuery): Promise<SmppQueryResult> {
+    const [m] = q.messageId === '' ? [] : await this.messaging.getMany([q.messageId]);
+    if (!m || m.channel_id !== p.channelId || m.direction !== 'MT' || m.type !== 'SMS') {
+      return { status: SmppStatus.ESME_RINVMSGID };
+    }
+    const status = m.status as MessageStatus;
+    const final = isFinal(status);
+    const stat = receiptStatOf(status, m.status_detail) ?? (final ? 'DELIVRD' : null);
+    return {
+      messageId: m.id,
+      state: messageStateOf(status, m.status_detail),
+      finalDate: final ? new Date(m.status_at) : null,
+      errorCode: final && stat ? receiptErrorCode(stat, m.status_detail) : 0,
+    };
+  }
+
+  async cancel(p: SmppGatewayPrincipal, c: SmppCancel): Promise<{ status: number }> {
+    let ids: string[];
+    if (c.messageId !== '') {
+      ids = [c.messageId];
+    } else {
+      // Every scheduled message of this credential from source_addr to destination_addr.
+      let recipient: string;
+      try {
+        recipient = normaliseRecipient(c.destination.addr, 'destination_addr');
+      } catch {
+        return { status: SmppStatus.ESME_RCANCELFAIL };
+      }
+      const rows = await this.messaging.list({
+        channelIds: [p.channelId],
+        direction: 'MT',
+        type: 'SMS',
+        status: 'SCHEDULED',
+        recipient,
+        from: 0,
+        to: Number.MAX_SAFE_INTEGER,
+        offset: 0,
+        limit: 10_000,
+      });
+      ids = rows
+        .filter((m) => m.smpp_credential_id === p.credentialId && (c.source.addr === '' || m.sender === c.source.addr))
+        .map((m) => m.id);
+      if (ids.length === 0) return { status: SmppStatus.ESME_RCANCELFAIL };
+    }
+    for (const id of ids) {
+      try {
+        await this.messaging.cancel(id, [p.channelId], 'SMS');
+      } catch (err) {
+        if (!(err instanceof ServiceError)) throw err;
+        if (err.kind === 'NOT_FOUND') return { status: SmppStatus.ESME_RINVMSGID };
+        return { status: SmppStatus.ESME_RCANCELFAIL };
+      }
+    }
+    return { status: 0 };
+  }
+
+  concatExpired(p: SmppGatewayPrincipal, e: SmppConcatExpired): void {
+    this.logger.info(
+      { systemId: p.systemId, messageId: e.messageId, received: e.received, total: e.total },
+      'smpp concatenated message never completed; nothing was sent or charged',
+    );
+  }
+
+  onBound(p: SmppGatewayPrincipal, _mode: BindMode): void {
+    for (const l of this.boundListeners) l(p.credentialId);
+  }
+
+  /**
+   * Event hook (inside every accept, status and inbound transaction): receipts for final statuses of SMPP messages
+   * that asked for one, and MO of SMS channels that have SMPP credentials.
+   */
+  readonly hook: EventHook = async (db, events, messages) => {
+    const rows: SmppOutboxRow[] = [];
+    let mos: MessageRow[] | undefined;
+    for (const e of events) {
+      const m = messages.get(e.message_id);
+      if (!m) continue;
+      if (e.kind === 'STATUS') {
+        if (m.source !== 'SMPP' || !m.smpp_credential_id) continue;
+        const stat = receiptStatOf(e.status as MessageStatus, e.detail);
+        if (!stat || !receiptWanted(m.registered_delivery, stat)) continue;
+        rows.push(this.receiptRow(m.smpp_credential_id, m, stat, e.at));
+      } else if (e.kind === 'MO' && m.type === 'SMS' && m.direction === 'MO') {
+        (mos ??= []).push(m);
+      }
+    }
+    if (mos) {
+      const creds = await db
+        .selectFrom('smpp_credentials')
+        .select(['id', 'channel_id'])
+        .where('channel_id', 'in', [...new Set(mos.map((m) => m.channel_id))])
+        .where('state', '=', 'ACTIVE')
+        .execute();
+      for (const m of mos) {
+        const targets = creds.filter((c) => c.channel_id === m.channel_id);
+        if (targets.length === 0) continue;
+        const pdus = this.moPdus(m);
+        if (!pdus) continue;
+        for (const c of targets) rows.push(this.outboxRow(c.id, 'MO', m.id, pdus, m.accepted_at));
+      }
+    }
+    if (rows.length > 0) {
+      await insertOutbox(db, rows);
+      this.written = true;
+    }
+  };
+
+  private moPdus(m: MessageRow): DeliverSmFields[] | null {
+    const body = JSON.parse(m.body) as { text?: unknown };
+    if (typeof body.text !== 'string' || body.text === '') return null;
+    try {
+      // The concatenation reference comes from the id's random tail, so two long MO rarely share one.
+      return buildMoDeliverSms({
+        source: smppAddressOf(m.sender ?? ''),
+        destination: smppAddressOf(m.recipient),
+        text: body.text,
+        ref: parseInt(m.id.slice(-2), 16),
+      });
+    } catch (err) {
+      this.logger.warn({ err, messageId: m.id }, 'smpp: MO text cannot be sent as deliver_sm');
+      return null;
+    }
+  }
+
+  private receiptRow(credentialId: string, m: MessageRow, stat: ReceiptStat, at = Date.now()): SmppOutboxRow {
+    return this.outboxRow(credentialId, 'RECEIPT', m.id, [receiptPdu(m, stat)], at);
+  }
+
+  private outboxRow(credentialId: string, kind: OutboxKind, messageId: string, pdus: DeliverSmFields[], at: number): SmppOutboxRow {
+    const now = Math.max(at, Date.now());
+    return {
+      id: uuidv7(now),
+      credential_id: credentialId,
+      kind,
+      message_id: messageId,
+      pdus: encodeOutboxPdus(pdus),
+      created_at: now,
+      expires_at: now + this.outboxTtlMs,
+      attempts: 0,
+      next_attempt_at: now,
+    };
+  }
+
+  private async enqueue(rows: SmppOutboxRow[]): Promise<void> {
+    await insertOutbox(this.store.db, rows);
+    this.written = true;
+    this.messaging.notifyCommitted();
+  }
+}
+
+/** Which extra labels each SMPP server metric carries besides system_id. */
+const METRIC_LABELS = {
+  smpp_binds_total: ['mode'],
+  smpp_bind_failures_total: ['status'],
+  smpp_submits_total: [],
+  smpp_submit_parts_total: [],
+  smpp_errors_total: ['command', 'status', 'reason'],
+  smpp_throttled_total: [],
+  smpp_delivers_total: ['outcome'],
+  smpp_sessions: [],
+} as const;
+
+/** Feeds the SMPP server's metric hook into the Prometheus registry. */
+export function smppMetricHook(metrics: Metrics): SmppMetricHook {
+  return (name, labels, value) => {
+    const values: Record<string, string> = { system_id: labels['system_id'] ?? '' };
+    for (const l of METRIC_LABELS[name]) values[l] = labels[l] ?? '';
+    switch (name) {
+      case 'smpp_sessions':
+        metrics.smppSessions.set(values, value);
+        return;
+      case 'smpp_binds_total':
+        metrics.smppBinds.inc(values, value);
+        return;
+      case 'smpp_bind_failures_total':
+        metrics.smppBindFailures.inc(values, value);
+        return;
+      case 'smpp_submits_total':
+        metrics.smppSubmits.inc(values, value);
+        return;
+      case 'smpp_submit_parts_total':
+        metrics.smppSubmitParts.inc(values, value);
+        return;
+      case 'smpp_errors_total':
+        metrics.smppErrors.inc(values, value);
+        return;
+      case 'smpp_throttled_total':
+        metrics.smppThrottled.inc(values, value);
+        return;
+      case 'smpp_delivers_total':
+        metrics.smppDelivers.inc(values, value);
+        return;
+    }
+  };
+}

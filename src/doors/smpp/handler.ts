@@ -1,0 +1,117 @@
+import type { SmppAddress, SmppSubmit } from '../../protocols/smpp/submit.ts';
+
+/**
+ * What the SMPP server needs from the messaging service. The server owns the protocol (binds, windows,
+ * throttling, reassembly); the handler owns credentials, billing, storage and receipts.
+ */
+
+export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
+
+export interface SmppBindRequest {
+  systemId: string;
+  password: string;
+  systemType: string;
+  mode: BindMode;
+  remoteAddress: string;
+}
+
+/** An authenticated SMPP credential. `key` identifies it (sessions, throttling and reassembly are per key). */
+export interface SmppPrincipal {
+  key: string;
+  systemId: string;
+  /** Sessions bound at once (any mode); one more gets ESME_RBINDFAIL. */
+  maxBinds: number;
+  /** submit_sm (and submit_multi destinations) a second; above it ESME_RTHROTTLED. 0 or less: no limit. */
+  tps: number;
+}
+
+/**
+ * Refusals use SMPP command_status values: ESME_RINVPASWD (wrong password), ESME_RINVSYSID (unknown system_id),
+ * ESME_RBINDFAIL (credential disabled).
+ */
+export type SmppBindResult<P extends SmppPrincipal> = { ok: true; principal: P } | { ok: false; status: number };
+
+/**
+ * Suggested command_status for submit refusals: insufficient credit ESME_RSUBMITFAIL (0x45), invalid destination
+ * ESME_RINVDSTADR (0x0B), invalid source ESME_RINVSRCADR (0x0A), over a daily/monthly limit ESME_RTHROTTLED (0x58),
+ * anything unexpected ESME_RSYSERR (0x08). A handler that throws is answered with ESME_RSYSERR.
+ */
+export type SmppSubmitResult = { messageId: string } | { status: number };
+
+export interface SmppQuery {
+  messageId: string;
+  source: SmppAddress;
+}
+
+export type SmppQueryResult =
+  | { messageId: string; state: number; finalDate: Date | null; errorCode: number }
+  | { status: number };
+
+export interface SmppCancel {
+  /** Empty: cancel every scheduled message from `source` to `destination` (with `serviceType`). */
+  messageId: string;
+  serviceType: string;
+  source: SmppAddress;
+  destination: SmppAddress;
+}
+
+export interface SmppReplace {
+  messageId: string;
+  source: SmppAddress;
+  /** The new short_message as received: replace_sm has no data_coding, it keeps the original message's. */
+  shortMessage: Buffer;
+  /** `shortMessage` read as GSM 7-bit (data_coding 0); decode `shortMessage` yourself for other codings. */
+  text: string;
+  scheduleAt: Date | null;
+  validUntil: Date | null;
+  registeredDelivery: number;
+}
+
+export interface SmppConcatExpired {
+  /** The id every received part was answered with. */
+  messageId: string;
+  source: SmppAddress;
+  destination: SmppAddress;
+  received: number;
+  total: number;
+}
+
+export interface SmppHandler<P extends SmppPrincipal = SmppPrincipal> {
+  bind(request: SmppBindRequest): Promise<SmppBindResult<P>>;
+  /** A Tern message id, for parts answered before their message is complete. */
+  allocateMessageId(): string;
+  /** One call per message, however many parts it came in; `submit.messageId`, when set, must be used. */
+  submit(principal: P, submit: SmppSubmit): Promise<SmppSubmitResult>;
+  query?(principal: P, query: SmppQuery): Promise<SmppQueryResult>;
+  /** `{ status: 0 }` when cancelled, else e.g. ESME_RCANCELFAIL or ESME_RINVMSGID. */
+  cancel?(principal: P, cancel: SmppCancel): Promise<{ status: number }>;
+  replace?(principal: P, replace: SmppReplace): Promise<{ status: number }>;
+  /** Parts of a concatenated message stopped arriving: its id was given out, the message never came whole. */
+  concatExpired?(principal: P, expired: SmppConcatExpired): void;
+  /** A receiver or transceiver session of this principal is bound: held receipts and MO can be sent now. */
+  onBound?(principal: P, mode: BindMode): void;
+}
+
+/**
+ * Metrics: names ending in `_total` are counters and `value` is the increment; others are gauges and `value` is
+ * the current level. Labels always carry `system_id`.
+ */
+export type SmppMetric =
+  | 'smpp_binds_total'
+  | 'smpp_bind_failures_total'
+  | 'smpp_submits_total'
+  | 'smpp_submit_parts_total'
+  | 'smpp_errors_total'
+  | 'smpp_throttled_total'
+  | 'smpp_delivers_total'
+  | 'smpp_sessions';
+
+export type SmppMetricHook = (name: SmppMetric, labels: Record<string, string>, value: number) => void;
+
+/** The subset of a pino logger the server uses. */
+export interface SmppLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

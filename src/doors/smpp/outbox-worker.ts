@@ -1,0 +1,190 @@
+import type { Logger } from 'pino';
+import { backoffDelay } from '../../core/domain/retry.ts';
+import type { Metrics } from '../../metrics.ts';
+import { WakeableLoop } from '../../workers/loop.ts';
+import { GroupCommitter } from '../../core/group-commit.ts';
+import { decodeOutboxPdus } from './gateway.ts';
+import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
+import type { Store } from '../../store/db.ts';
+import {
+  claimOutbox,
+  countOutbox,
+  deleteOutbox,
+  expireOutbox,
+  makeOutboxDue,
+  rescheduleOutbox,
+  type SmppOutboxRow,
+} from '../../store/smpp.ts';
+
+/** What the worker needs of the SMPP server. */
+export interface SmppDeliverTarget {
+  /** Resolves true only when every deliver_sm was answered with status 0. */
+  deliver(principalKey: string, pdus: DeliverSmFields[]): Promise<boolean>;
+  sessionCount(principalKey?: string): number;
+}
+
+export interface SmppOutboxOptions {
+  claimBatch?: number;
+  /** deliver_sm calls waiting for their response at once, all credentials together. */
+  maxInFlight?: number;
+  /** How long a claimed row is reserved for the pass that claimed it. */
+  leaseMs?: number;
+  idlePollMs?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  expirySweepMs?: number;
+  /** How often the pending gauge is recounted. */
+  gaugeRefreshMs?: number;
+  metrics?: Metrics;
+}
+
+interface Outcome {
+  row: SmppOutboxRow;
+  ok: boolean;
+  /** No session of the credential is bound here any more: not an attempt, it waits for the next bind. */
+  unbound: boolean;
+  at: number;
+}
+
+/**
+ * Sends the SMPP outbox (delivery receipts and MO waiting as deliver_sm) to bound receiver and transceiver sessions
+ * of their credential. Only credentials with a receiver on this node are claimed; a row is deleted only when its
+ * deliver_sm_resp came back with status 0, else retried with backoff. A receiver binding makes its credential's rows
+ * due at once; rows past their expiry are dropped.
+ */
+export class SmppOutboxWorker {
+  private readonly loop: WakeableLoop;
+  /** Credentials with a receiver or transceiver bound on this node (checked against the server on each pass). */
+  private readonly receivers = new Set<string>();
+  /** Credentials that just bound a receiver: their waiting rows become due. */
+  private readonly justBound = new Set<string>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly recorder: GroupCommitter<Outcome, void>;
+  private lastExpiry = 0;
+  private lastGauge = 0;
+  private readonly claimBatch: number;
+  private readonly maxInFlight: number;
+  private readonly leaseMs: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly expirySweepMs: number;
+  private readonly gaugeRefreshMs: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly target: SmppDeliverTarget,
+    private readonly logger: Logger,
+    private readonly opts: SmppOutboxOptions = {},
+  ) {
+    this.claimBatch = opts.claimBatch ?? 200;
+    this.maxInFlight = opts.maxInFlight ?? 500;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+    this.loop = new WakeableLoop(() => this.run(), opts.idlePollMs ?? 1_000);
+    this.retryBaseMs = opts.retryBaseMs ?? 1_000;
+    this.retryMaxMs = opts.retryMaxMs ?? 60_000;
+    this.expirySweepMs = opts.expirySweepMs ?? 10_000;
+    this.gaugeRefreshMs = opts.gaugeRefreshMs ?? 5_000;
+    this.recorder = new GroupCommitter((items) => this.record(items), 500);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop.stop();
+    await Promise.all([...this.inFlight.values()]);
+    await this.recorder.idle();
+  }
+
+  /** A receiver or transceiver of the credential bound here. */
+  bound(credentialId: string): void {
+    this.receivers.add(credentialId);
+    this.justBound.add(credentialId);
+    this.wake();
+  }
+
+  wake(): void {
+    this.loop.wake();
+  }
+
+  private async run(): Promise<void> {
+    try {
+      const now = Date.now();
+      if (now - this.lastExpiry >= this.expirySweepMs) {
+        this.lastExpiry = now;
+        const expired = await expireOutbox(this.store.db, now);
+        for (const [credentialId, count] of expired) {
+          this.logger.info({ credentialId, count }, 'smpp outbox rows expired before a receiver took them');
+        }
+      }
+      if (this.justBound.size > 0) {
+        const ids = [...this.justBound];
+        this.justBound.clear();
+        await makeOutboxDue(this.store.db, ids, now, [...this.inFlight.keys()]);
+      }
+      for (const id of this.receivers) if (this.target.sessionCount(id) === 0) this.receivers.delete(id);
+      for (;;) {
+        const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
+        if (room <= 0 || this.loop.isStopped || this.receivers.size === 0) break;
+        const claimed = await claimOutbox(this.store.db, this.store.dialect, [...this.receivers], Date.now(), this.leaseMs, room);
+        for (const row of claimed) this.launch(row);
+        if (claimed.length < room) break;
+      }
+      await this.refreshGauge();
+    } catch (err) {
+      this.logger.error({ err }, 'smpp outbox pass failed; retrying');
+    }
+  }
+
+  private launch(row: SmppOutboxRow): void {
+    const p = this.deliver(row)
+      .catch((err) => this.logger.error({ err, row: row.id }, 'smpp outbox delivery failed unexpectedly'))
+      .finally(() => {
+        this.inFlight.delete(row.id);
+        this.wake();
+      });
+    this.inFlight.set(row.id, p);
+  }
+
+  private async deliver(row: SmppOutboxRow): Promise<void> {
+    let ok = false;
+    try {
+      ok = await this.target.deliver(row.credential_id, decodeOutboxPdus(row.pdus));
+    } catch (err) {
+      this.logger.warn({ err, row: row.id }, 'smpp deliver_sm failed');
+    }
+    const unbound = !ok && this.target.sessionCount(row.credential_id) === 0;
+    await this.recorder.submit({ row, ok, unbound, at: Date.now() });
+  }
+
+  private async record(items: Outcome[]): Promise<void[]> {
+    await this.store.db.transaction().execute(async (trx) => {
+      await deleteOutbox(
+        trx,
+        items.filter((i) => i.ok).map((i) => i.row.id),
+      );
+      for (const { row, ok, unbound, at } of items) {
+        if (ok) continue;
+        if (unbound) {
+          await rescheduleOutbox(trx, row.id, row.attempts, at);
+          continue;
+        }
+        const attempts = row.attempts + 1;
+        const delay = this.retryBaseMs + backoffDelay(attempts, this.retryBaseMs, this.retryMaxMs);
+        await rescheduleOutbox(trx, row.id, attempts, at + delay);
+      }
+    });
+    return items.map(() => undefined);
+  }
+
+  private async refreshGauge(): Promise<void> {
+    const gauge = this.opts.metrics?.smppOutboxPending;
+    const now = Date.now();
+    if (!gauge || now - this.lastGauge < this.gaugeRefreshMs) return;
+    this.lastGauge = now;
+    const counts = await countOutbox(this.store.db);
+    gauge.reset();
+    for (const c of counts) gauge.set({ system_id: c.systemId, kind: c.kind }, c.count);
+  }
+}

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { ServiceError } from '../../src/core/errors.ts';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  IDEMPOTENCY_ABANDONED_MS,
+  IDEMPOTENCY_TTL_MS,
+  idempotencyKeyOf,
+  releaseIdempotencyKey,
+  requestFingerprint,
+  runIdempotent,
+} from '../../src/core/idempotency.ts';
+import { findIdempotencyRow } from '../../src/store/idempotency-keys.ts';
+import { forEachDialect, startTestServer, type TestServer } from '../support/server.ts';
+
+async function rejects(p: Promise<unknown>, kind: string, detail?: RegExp): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof ServiceError, String(err));
+    assert.equal(err.kind, kind);
+    if (detail) assert.match(err.detail, detail);
+    return true;
+  });
+}
+
+test('the header: absent is null, 1 to 255 visible ASCII characters, anything else 400', () => {
+  assert.equal(idempotencyKeyOf(undefined), null);
+  assert.equal(idempotencyKeyOf('a'), 'a');
+  assert.equal(idempotencyKeyOf(['k1', 'k2']), 'k1');
+  assert.equal(idempotencyKeyOf('x'.repeat(255)), 'x'.repeat(255));
+  for (const bad of ['', 'x'.repeat(256), 'with space', 'accent-é', 'tab\t']) {
+    assert.throws(() => idempotencyKeyOf(bad), (e: unknown) => e instanceof ServiceError && e.kind === 'INVALID_REQUEST', JSON.stringify(bad));
+  }
+});
+
+test('fingerprints ignore key order, not values', () => {
+  assert.equal(requestFingerprint({ a: 1, b: [1, 2] }), requestFingerprint({ b: [1, 2], a: 1 }));
+  assert.notEqual(requestFingerprint({ a: 1 }), requestFingerprint({ a: 2 }));
+  assert.match(requestFingerprint({}), /^[0-9a-f]{64}$/);
+});
+
+forEachDialect('idempotency keys', (dialect) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(dialect);
+  });
+  after(async () => server.stop());
+
+  const req = (key: string, body: unknown = { amount: 1 }) => ({ scope: 'test:org', key, fingerprint: requestFingerprint(body) });
+
+  test('claim, answer, replay; another request with the key is 422; in progress is 409', async () => {
+    const { db } = server.app.services.store;
+    const r = req('k1');
+    const claim = await claimIdempotencyKey(db, r, 1_000);
+    assert.deepEqual(claim, { state: 'claimed', claimedAt: 1_000 });
+    await rejects(claimIdempotencyKey(db, r, 1_001), 'IDEMPOTENCY_IN_PROGRESS', /"k1" is still being processed/);
+    await rejects(claimIdempotencyKey(db, req('k1', { amount: 2 }), 1_001), 'IDEMPOTENCY_MISMATCH', /different request/);
+    await db.transaction().execute((trx) => completeIdempotencyKey(trx, r, 1_000, { statusCode: 201, body: { id: 'x', n: 1.5 } }));
+    assert.deepEqual(await claimIdempotencyKey(db, r, 2_000), { state: 'replay', answer: { statusCode: 201, body: { id: 'x', n: 1.5 } } });
+    await rejects(claimIdempotencyKey(db, req('k1', { amount: 2 }), 2_000), 'IDEMPOTENCY_MISMATCH');
+    assert.deepEqual(await claimIdempotencyKey(db, { ...r, scope: 'test:other' }, 2_000), { state: 'claimed', claimedAt: 2_000 });
+  });
+
+  test('an answered key expires after a day; an abandoned claim after a minute', async () => {
+    const { db } = server.app.services.store;
+    const r = req('k2');
+    await claimIdempotencyKey(db, r, 10_000);
+    await db.transaction().execute((trx) => completeIdempotencyKey(trx, r, 10_000, { statusCode: 201, body: 'first' }));
+    const within = await claimIdempotencyKey(db, r, 10_000 + IDEMPOTENCY_TTL_MS);
+    assert.equal(within.state, 'replay');
+    const other = req('k2', { amount: 9 });
+    const reused = await claimIdempotencyKey(db, other, 10_001 + IDEMPOTENCY_TTL_MS);
+    assert.deepEqual(reused, { state: 'claimed', claimedAt: 10_001 + IDEMPOTENCY_TTL_MS });
+
+    const stuck = req('k3');
+    await claimIdempotencyKey(db, stuck, 50_000);
+    await rejects(claimIdempotencyKey(db, stuck, 50_000 + IDEMPOTENCY_ABANDONED_MS), 'IDEMPOTENCY_IN_PROGRESS');
+    const taken = await claimIdempotencyKey(db, stuck, 50_001 + IDEMPOTENCY_ABANDONED_MS);
+    assert.equal(taken.state, 'claimed');
+    // The stalled request can no longer record its answer; its release does not touch the new claim.
+    await rejects(
+      db.transaction().execute((trx) => completeIdempotencyKey(trx, stuck, 50_000, { statusCode: 201, body: 'late' })),
+      'IDEMPOTENCY_IN_PROGRESS',
+      /taken over/,
+    );
+    await releaseIdempotencyKey(db, stuck, 50_000);
+    const row = await findIdempotencyRow(db, stuck.scope, stuck.key);
+    assert.equal(row?.created_at, 50_001 + IDEMPOTENCY_ABANDONED_MS);
+  });
+
+  test('runIdempotent: once per key, nothing kept when the work fails, PostgreSQL deadlocks run again', async () => {
+    const { store } = server.app.services;
+    const { db } = store;
+    await db.schema.createTable('idem_effects').ifNotExists().addColumn('note', 'text').execute();
+    const effects = async () => (await db.selectFrom('idem_effects' as never).selectAll().execute()).length;
+    const work = (note: string) => async (trx: typeof db) => {
+      await trx.insertInto('idem_effects' as never).values({ note } as never).execute();
+      return { statusCode: 201, body: { note } };
+    };
+
+    const r = req('run-1');
+    assert.deepEqual(await runIdempotent(store, r, work('a')), { statusCode: 201, body: { note: 'a' }, replayed: false });
+    assert.deepEqual(await runIdempotent(store, r, work('b')), { statusCode: 201, body: { note: 'a' }, replayed: true });
+    assert.equal(await effects(), 1);
+
+    const failing = req('run-2');
+    await rejects(
+      runIdempotent(store, failing, async (trx) => {
+        await work('c')(trx);
+        throw new ServiceError('INSUFFICIENT_FUNDS', 'no');
+      }),
+      'INSUFFICIENT_FUNDS',
+    );
+    assert.equal(await effects(), 1, 'the failed work left nothing');
+    assert.equal(await findIdempotencyRow(db, failing.scope, failing.key), null, 'and released its key');
+    assert.equal((await runIdempotent(store, failing, work('d'))).replayed, false);
+    assert.equal(await effects(), 2);
+
+    let attempts = 0;
+    const flaky = await runIdempotent(store, req('run-3'), async (trx) => {
+      attempts++;
+      await work(`attempt ${attempts}`)(trx);
+      if (attempts === 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return { statusCode: 201, body: { attempts } };
+    });
+    assert.deepEqual(flaky, { statusCode: 201, body: { attempts: 2 }, replayed: false });
+    assert.equal(await effects(), 3, 'the aborted attempt left nothing');
+
+    let calls = 0;
+    await assert.rejects(
+      runIdempotent(store, req('run-4'), async () => {
+        calls++;
+        throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      }),
+      /deadlock/,
+    );
+    assert.equal(calls, 3, 'gives up after three attempts');
+    assert.deepEqual(await runIdempotent(store, null, work('no key')), { statusCode: 201, body: { note: 'no key' }, replayed: false });
+  });
+});
