@@ -1,56 +1,68 @@
 /**
- * The catalogue of every error Tern answers. `code` is the REST `errorCode` ("<http status>.<nnn>"); the legacy
- * HTTP and SMPP doors map the same kinds to their own codes.
+ * What can go wrong in a use case, in the core's own words. A core error says what kind of failure it is, why, and
+ * which field of the input it is about; it carries no HTTP status, legacy code or SMPP command_status: each door maps
+ * the kind to its own answer from one table (doors/rest/errors.ts, doors/legacy/errors.ts, doors/smpp/errors.ts).
  */
-export const ERRORS = {
-  INVALID_REQUEST: { status: 400, code: '400.001', message: 'Invalid request' },
-  MALFORMED_JSON: { status: 400, code: '400.002', message: 'Malformed JSON body' },
-  INVALID_PHONE_NUMBER: { status: 400, code: '400.003', message: 'Invalid phone number' },
-  TOO_MANY_PARTS: { status: 400, code: '400.004', message: 'Message too long' },
-  INVALID_SENDER: { status: 400, code: '400.005', message: 'Sender not allowed' },
-  INVALID_AMOUNT: { status: 400, code: '400.006', message: 'Invalid amount' },
-  INVALID_DATE: { status: 400, code: '400.007', message: 'Invalid date' },
-  MISSING_API_KEY: { status: 401, code: '401.001', message: 'Missing API key' },
-  INVALID_API_KEY: { status: 401, code: '401.002', message: 'Invalid API key' },
-  FORBIDDEN_ROLE: { status: 403, code: '403.001', message: 'Operation not allowed for this key' },
-  FORBIDDEN_ORGANISATION: { status: 403, code: '403.002', message: 'Organisation not accessible' },
-  FORBIDDEN_TRANSFER: { status: 403, code: '403.003', message: 'Transfer not allowed' },
-  FORBIDDEN_ADMIN: { status: 403, code: '403.004', message: 'Operator key required' },
-  CHANNEL_TYPE_MISMATCH: { status: 403, code: '403.005', message: 'Channel type mismatch' },
-  NOT_FOUND: { status: 404, code: '404.001', message: 'Resource not found' },
-  ROUTE_NOT_FOUND: { status: 404, code: '404.002', message: 'Unknown path' },
-  METHOD_NOT_ALLOWED: { status: 405, code: '405.001', message: 'Method not allowed' },
-  CONFLICT: { status: 409, code: '409.001', message: 'Conflict with the current state' },
-  INSUFFICIENT_FUNDS: { status: 409, code: '409.002', message: 'Insufficient funds' },
-  IDEMPOTENCY_IN_PROGRESS: { status: 409, code: '409.003', message: 'Request with this Idempotency-Key in progress' },
-  PAYLOAD_TOO_LARGE: { status: 413, code: '413.001', message: 'Request body too large' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, code: '415.001', message: 'Unsupported content type' },
-  IDEMPOTENCY_MISMATCH: { status: 422, code: '422.001', message: 'Idempotency-Key reused with another request' },
-  RATE_LIMITED: { status: 429, code: '429.001', message: 'Too many requests' },
-  INTERNAL: { status: 500, code: '500.001', message: 'Internal error' },
-  UNAVAILABLE: { status: 503, code: '503.001', message: 'Service unavailable' },
+export const ERROR_KINDS = {
+  INVALID_REQUEST: 'Invalid request',
+  INVALID_PHONE_NUMBER: 'Invalid phone number',
+  TOO_MANY_PARTS: 'Message too long',
+  INVALID_SENDER: 'Sender not allowed',
+  INVALID_AMOUNT: 'Invalid amount',
+  INVALID_DATE: 'Invalid date',
+  MISSING_API_KEY: 'Missing API key',
+  INVALID_API_KEY: 'Invalid API key',
+  FORBIDDEN_ROLE: 'Operation not allowed for this key',
+  FORBIDDEN_ORGANISATION: 'Organisation not accessible',
+  FORBIDDEN_TRANSFER: 'Transfer not allowed',
+  FORBIDDEN_ADMIN: 'Operator key required',
+  CHANNEL_TYPE_MISMATCH: 'Channel type mismatch',
+  NOT_FOUND: 'Resource not found',
+  CONFLICT: 'Conflict with the current state',
+  INSUFFICIENT_FUNDS: 'Insufficient funds',
+  IDEMPOTENCY_IN_PROGRESS: 'Request with this Idempotency-Key in progress',
+  IDEMPOTENCY_MISMATCH: 'Idempotency-Key reused with another request',
+  RATE_LIMITED: 'Too many requests',
+  UNAVAILABLE: 'Service unavailable',
 } as const;
 
-export type ErrorKind = keyof typeof ERRORS;
+export type ErrorKind = keyof typeof ERROR_KINDS;
 
-export class ServiceError extends Error {
+export class CoreError extends Error {
+  /**
+   * @param reason why, in words (`is required`, `at most 11 characters`)
+   * @param field the input field it is about, as a path in the message object's vocabulary (`recipient.to`,
+   *   `body.text`, `recipients[3].to`); a door names it in its own terms (REST under `body.`, legacy parameters)
+   */
   constructor(
     readonly kind: ErrorKind,
-    readonly detail: string = ERRORS[kind].message,
+    readonly reason: string = ERROR_KINDS[kind],
+    readonly field?: string,
   ) {
-    super(`${ERRORS[kind].message}: ${detail}`);
-    this.name = 'ServiceError';
+    super(field ? `${ERROR_KINDS[kind]}: ${field}: ${reason}` : `${ERROR_KINDS[kind]}: ${reason}`);
+    this.name = 'CoreError';
   }
 
-  get status(): number {
-    return ERRORS[this.kind].status;
+  /** `field: reason`, or the reason alone. */
+  get detail(): string {
+    return this.field ? `${this.field}: ${this.reason}` : this.reason;
   }
 
-  get code(): string {
-    return ERRORS[this.kind].code;
+  /** The same error about a field of a nested input (`fallback.` + `body.text`). */
+  under(prefix: string): CoreError {
+    return this.field ? new CoreError(this.kind, this.reason, `${prefix}${this.field}`) : this;
   }
 }
 
-export function fail(kind: ErrorKind, detail?: string): never {
-  throw new ServiceError(kind, detail);
+export function fail(kind: ErrorKind, reason?: string, field?: string): never {
+  throw new CoreError(kind, reason, field);
+}
+
+/** Runs `work`; a core error about a field comes out about `prefix` + that field. */
+export async function underField<T>(prefix: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw err instanceof CoreError ? err.under(prefix) : err;
+  }
 }

@@ -17,13 +17,10 @@ import { fail } from './errors.ts';
  * both the effect and its answer exist, or neither does and the key is released for a retry.
  */
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** An answered key replays for this long; after it the key may be used for a new request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** An in-progress claim this old belongs to a request that died (crash, lost connection) and may be taken over. */
 export const IDEMPOTENCY_ABANDONED_MS = 60_000;
-
-const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotentRequest {
   /** Who the key belongs to and what it is for, e.g. `transfers:<organisationId>`. */
@@ -41,16 +38,6 @@ export interface IdempotentAnswer<T = unknown> {
 export type IdempotencyClaim =
   | { state: 'claimed'; claimedAt: number }
   | { state: 'replay'; answer: IdempotentAnswer };
-
-/** The header's value checked (1–255 visible ASCII characters), or null when the request has none. */
-export function idempotencyKeyOf(header: string | string[] | undefined): string | null {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined) return null;
-  if (!KEY_RE.test(value)) {
-    fail('INVALID_REQUEST', 'header.idempotency-key: must be 1 to 255 visible ASCII characters');
-  }
-  return value;
-}
 
 /** SHA-256 of the request's canonical JSON: key order and whitespace do not change it. */
 export function requestFingerprint(request: unknown): string {

@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ServiceError } from '../../src/core/errors.ts';
+import { CoreError } from '../../src/core/errors.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   IDEMPOTENCY_ABANDONED_MS,
   IDEMPOTENCY_TTL_MS,
-  idempotencyKeyOf,
   releaseIdempotencyKey,
   requestFingerprint,
   runIdempotent,
 } from '../../src/core/idempotency.ts';
+import { idempotencyKeyOf } from '../../src/doors/rest/idempotency.ts';
 import { findIdempotencyRow } from '../../src/store/idempotency-keys.ts';
 import { forEachDialect, startTestServer, type TestServer } from '../support/server.ts';
 
 async function rejects(p: Promise<unknown>, kind: string, detail?: RegExp): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof ServiceError, String(err));
+    assert.ok(err instanceof CoreError, String(err));
     assert.equal(err.kind, kind);
     if (detail) assert.match(err.detail, detail);
     return true;
@@ -29,7 +29,7 @@ test('the header: absent is null, 1 to 255 visible ASCII characters, anything el
   assert.equal(idempotencyKeyOf(['k1', 'k2']), 'k1');
   assert.equal(idempotencyKeyOf('x'.repeat(255)), 'x'.repeat(255));
   for (const bad of ['', 'x'.repeat(256), 'with space', 'accent-é', 'tab\t']) {
-    assert.throws(() => idempotencyKeyOf(bad), (e: unknown) => e instanceof ServiceError && e.kind === 'INVALID_REQUEST', JSON.stringify(bad));
+    assert.throws(() => idempotencyKeyOf(bad), (e: unknown) => e instanceof CoreError && e.kind === 'INVALID_REQUEST', JSON.stringify(bad));
   }
 });
 
@@ -107,7 +107,7 @@ forEachDialect('idempotency keys', (dialect) => {
     await rejects(
       runIdempotent(store, failing, async (trx) => {
         await work('c')(trx);
-        throw new ServiceError('INSUFFICIENT_FUNDS', 'no');
+        throw new CoreError('INSUFFICIENT_FUNDS', 'no');
       }),
       'INSUFFICIENT_FUNDS',
     );

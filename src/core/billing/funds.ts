@@ -33,10 +33,10 @@ export interface TransferRequest {
 }
 
 /** A transfer amount from a request: positive decimal euros with at most 6 decimals, as micro-euros (400.006 otherwise). */
-export function transferAmount(value: unknown, field = 'body.amount'): number {
+export function transferAmount(value: unknown, field = 'amount'): number {
   const parsed = parseEuros(value, { maxDecimals: 6 });
-  if (!parsed.ok) fail('INVALID_AMOUNT', `${field}: ${parsed.reason}`);
-  if (parsed.micros > MAX_TRANSFER_MICROS) fail('INVALID_AMOUNT', `${field}: must be at most ${toEuros(MAX_TRANSFER_MICROS)}`);
+  if (!parsed.ok) fail('INVALID_AMOUNT', parsed.reason, field);
+  if (parsed.micros > MAX_TRANSFER_MICROS) fail('INVALID_AMOUNT', `must be at most ${toEuros(MAX_TRANSFER_MICROS)}`, field);
   return parsed.micros;
 }
 

@@ -13,13 +13,13 @@ import type { Store } from '../../store/db.ts';
 import { applyBalanceChange } from '../../store/ledger.ts';
 import { loadPrices } from '../../store/prices.ts';
 import { RollupBatch } from '../../store/rollups.ts';
-import { fail, ServiceError } from '../errors.ts';
+import { fail, CoreError } from '../errors.ts';
 import { utcDay } from '../tenancy/service.ts';
 
 /** What a lookup answers: the static description and the live part, `null` wherever unknown. */
 export type LookupAnswer = NumberLookup & LiveStatus;
 
-export type BulkLookupItem = { input: string; answer: LookupAnswer } | { input: string; error: ServiceError };
+export type BulkLookupItem = { input: string; answer: LookupAnswer } | { input: string; error: CoreError };
 
 export const MAX_BULK_LOOKUPS = 1_000;
 
@@ -51,7 +51,7 @@ export class LookupService {
    */
   async lookup(channel: Channel, input: string, now = Date.now()): Promise<LookupAnswer> {
     const msisdn = parseInput(input);
-    if (msisdn instanceof ServiceError) throw msisdn;
+    if (msisdn instanceof CoreError) throw msisdn;
     const number = await lookupNumber(msisdn);
     await this.charge(channel, [number], now);
     return { ...number, ...(await this.live(number)) };
@@ -66,14 +66,14 @@ export class LookupService {
       fail('INVALID_REQUEST', `at most ${MAX_BULK_LOOKUPS} numbers per request, got ${inputs.length}`);
     }
     const parsed = inputs.map(parseInput);
-    const numbers = await Promise.all(parsed.map((p) => (p instanceof ServiceError ? null : lookupNumber(p))));
+    const numbers = await Promise.all(parsed.map((p) => (p instanceof CoreError ? null : lookupNumber(p))));
     const charged = numbers.filter((n): n is NumberLookup => n !== null);
     await this.charge(channel, charged, now);
     const live = await mapWithConcurrency(numbers, LIVE_QUERY_CONCURRENCY, (n) => (n === null ? null : this.live(n)));
     return inputs.map((input, i) => {
       const number = numbers[i];
       const status = live[i];
-      if (!number || !status) return { input, error: parsed[i] as ServiceError };
+      if (!number || !status) return { input, error: parsed[i] as CoreError };
       return { input, answer: { ...number, ...status } };
     });
   }
@@ -148,10 +148,10 @@ export class LookupService {
   }
 }
 
-function parseInput(input: string): string | ServiceError {
+function parseInput(input: string): string | CoreError {
   const normalised = normaliseMsisdn(input);
   if (normalised.ok) return normalised.msisdn;
-  return new ServiceError('INVALID_PHONE_NUMBER', `"${clip(input)}" ${REJECTION_DETAIL[normalised.reason]}`);
+  return new CoreError('INVALID_PHONE_NUMBER', `"${clip(input)}" ${REJECTION_DETAIL[normalised.reason]}`);
 }
 
 function clip(text: string): string {

@@ -17,7 +17,7 @@ import {
 } from '../../store/messages.ts';
 import { loadPrices, seedPrices, upsertPrices } from '../../store/prices.ts';
 import type { PriceEntry } from '../domain/default-prices.ts';
-import { fail } from '../errors.ts';
+import { CoreError, fail } from '../errors.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import { acceptBatch, type EventHook, type PreparedMessage } from './accept.ts';
@@ -36,7 +36,8 @@ export interface CampaignInput {
 export interface CampaignResult {
   campaignId: string;
   messages: MessageRow[];
-  errors: Array<{ index: number; to: string; errorCode: string; detail: string }>;
+  /** Recipients refused, each with the error about its `recipients[i]` entry. */
+  errors: Array<{ index: number; to: string; error: CoreError }>;
 }
 
 /**
@@ -153,16 +154,16 @@ export class MessagingService {
   }
 
   async sendCampaign(channel: Channel, input: CampaignInput, now = Date.now()): Promise<CampaignResult> {
-    if (input.recipients.length === 0) fail('INVALID_REQUEST', 'body.recipients: at least one recipient is required');
+    if (input.recipients.length === 0) fail('INVALID_REQUEST', 'at least one recipient is required', 'recipients');
     if (input.recipients.length > MAX_CAMPAIGN_RECIPIENTS) {
-      fail('INVALID_REQUEST', `body.recipients: at most ${MAX_CAMPAIGN_RECIPIENTS} recipients per request`);
+      fail('INVALID_REQUEST', `at most ${MAX_CAMPAIGN_RECIPIENTS} recipients per request`, 'recipients');
     }
     const campaignId = uuidv7(now);
     const errors: CampaignResult['errors'] = [];
     const prepared: PreparedMessage[] = [];
     const ctx = this.prepareContext(now);
     // The shared fields are checked once, so a bad body fails the whole request rather than every recipient.
-    await prepareSms(channel, { ...input.message, to: '33600000000', refClient: input.refClient, source: 'CAMPAIGN', fieldPrefix: 'body.' }, ctx);
+    await prepareSms(channel, { ...input.message, to: '33600000000', refClient: input.refClient, source: 'CAMPAIGN' }, ctx);
     for (const [index, r] of input.recipients.entries()) {
       try {
         prepared.push(
@@ -174,16 +175,14 @@ export class MessagingService {
               refClient: r.refClient ?? input.refClient ?? null,
               source: 'CAMPAIGN',
               campaignId,
-              fieldPrefix: 'body.',
-              toField: `body.recipients[${index}].to`,
+              toField: `recipients[${index}].to`,
             },
             ctx,
           ),
         );
       } catch (err) {
-        const e = err as { code?: string; detail?: string; message: string };
-        if (!e.code) throw err;
-        errors.push({ index, to: r.to, errorCode: e.code, detail: e.detail ?? e.message });
+        if (!(err instanceof CoreError)) throw err;
+        errors.push({ index, to: r.to, error: err });
       }
     }
     const sendAt = prepared[0]?.row.send_at ?? now;

@@ -39,9 +39,7 @@ export interface SmsSendInput {
   defaultCountry?: 'FR';
   /** Extra fields of the message object. */
   extra?: Record<string, unknown>;
-  /** How the door names the fields in error details (REST: `body.`). */
-  fieldPrefix?: string;
-  /** The recipient's field name when it is not `recipient.to` (campaigns, legacy). */
+  /** The recipient's field name when it is not `recipient.to` (a campaign's `recipients[i].to`). */
   toField?: string;
 }
 
@@ -50,9 +48,9 @@ export function resolveSender(channel: Channel, from: string | null | undefined,
   const sender = from === undefined || from === null || from === '' ? channel.defaultFromField : from;
   if (sender === null) return null;
   if (from !== undefined && from !== null && from !== '') {
-    if (from.length > MAX_SENDER_LENGTH) fail('INVALID_SENDER', `${field}: at most ${MAX_SENDER_LENGTH} characters`);
+    if (from.length > MAX_SENDER_LENGTH) fail('INVALID_SENDER', `at most ${MAX_SENDER_LENGTH} characters`, field);
     if (channel.fromFieldList.length > 0 && !channel.fromFieldList.includes(from)) {
-      fail('INVALID_SENDER', `${field}: "${from}" is not in the channel's fromFieldList`);
+      fail('INVALID_SENDER', `"${from}" is not in the channel's fromFieldList`, field);
     }
   }
   return sender;
@@ -61,13 +59,13 @@ export function resolveSender(channel: Channel, from: string | null | undefined,
 export function checkCallbackUrl(value: string | null | undefined, field: string): string | null {
   if (value === undefined || value === null || value === '') return null;
   const problem = callbackUrlProblem(value);
-  if (problem) fail('INVALID_REQUEST', `${field}: ${problem}`);
+  if (problem) fail('INVALID_REQUEST', problem, field);
   return value;
 }
 
 export function checkRefClient(value: string | null | undefined, field = 'refClient', max = MAX_REF_CLIENT_LENGTH): string | null {
   if (value === undefined || value === null || value === '') return null;
-  if (value.length > max) fail('INVALID_REQUEST', `${field}: at most ${max} characters`);
+  if (value.length > max) fail('INVALID_REQUEST', `at most ${max} characters`, field);
   return value;
 }
 
@@ -75,8 +73,8 @@ export function checkRefClient(value: string | null | undefined, field = 'refCli
 export function resolveSendAt(sentDate: Date | null | undefined, now: number, field = 'sentDate'): number {
   if (!sentDate) return now;
   const t = sentDate.getTime();
-  if (Number.isNaN(t)) fail('INVALID_DATE', `${field}: not a date`);
-  if (t > now + MAX_SCHEDULE_AHEAD_MS) fail('INVALID_DATE', `${field}: at most 10 years ahead`);
+  if (Number.isNaN(t)) fail('INVALID_DATE', 'not a date', field);
+  if (t > now + MAX_SCHEDULE_AHEAD_MS) fail('INVALID_DATE', 'at most 10 years ahead', field);
   return Math.max(t, now);
 }
 
@@ -91,7 +89,7 @@ export function normaliseRecipient(to: string, field: string, defaultCountry?: '
       TOO_LONG: 'is longer than 15 digits',
       NATIONAL_WITHOUT_COUNTRY: 'must be in international form (country code first), e.g. 33612345678',
     };
-    fail('INVALID_PHONE_NUMBER', `${field}: ${why[n.reason] ?? n.reason}`);
+    fail('INVALID_PHONE_NUMBER', why[n.reason] ?? n.reason, field);
   }
   return n.msisdn;
 }
@@ -107,25 +105,24 @@ export interface PrepareContext {
  * error of the request: the message is accepted and ends UNDELIVERABLE / INVALID_PHONE_NUMBER at no charge.
  */
 export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: PrepareContext): Promise<PreparedMessage> {
-  const f = (name: string) => `${input.fieldPrefix ?? ''}${name}`;
-  const recipient = normaliseRecipient(input.to, input.toField ?? f('recipient.to'), input.defaultCountry);
+  const recipient = normaliseRecipient(input.to, input.toField ?? 'recipient.to', input.defaultCountry);
   const text = input.stop ? `${input.text}${OPT_OUT_MENTION}` : input.text;
   let analysis;
   try {
     analysis = analyseText(text, input.encoding);
   } catch (err) {
-    if (err instanceof TextError) fail('INVALID_REQUEST', `${f('body.text')}: ${err.message}`);
+    if (err instanceof TextError) fail('INVALID_REQUEST', err.message, 'body.text');
     throw err;
   }
   if (exceedsPartLimit(analysis)) {
-    fail('TOO_MANY_PARTS', `${f('body.text')}: ${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`);
+    fail('TOO_MANY_PARTS', `${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`, 'body.text');
   }
-  const sender = resolveSender(channel, input.from, f('from'));
-  const refClient = checkRefClient(input.refClient, f('refClient'));
-  const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, f('callbackUrlStatus'));
-  const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, f('callbackUrlMo'));
+  const sender = resolveSender(channel, input.from);
+  const refClient = checkRefClient(input.refClient);
+  const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
+  const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, 'callbackUrlMo');
   const now = ctx.now;
-  const sendAt = resolveSendAt(input.sentDate, now, f('sentDate'));
+  const sendAt = resolveSendAt(input.sentDate, now);
 
   const number = checkNumber(recipient);
   const network = number.valid ? await networkLookup(recipient) : null;

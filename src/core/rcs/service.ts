@@ -30,7 +30,7 @@ import {
   isConversationCharged,
   listConversations,
 } from '../../store/rcs-conversations.ts';
-import { fail, ServiceError } from '../errors.ts';
+import { CoreError, fail, underField } from '../errors.ts';
 import type { EventHook, PreparedMessage } from '../messaging/accept.ts';
 import { outboundMessageRow } from '../messaging/message-row.ts';
 import type { MessagingService } from '../messaging/service.ts';
@@ -74,8 +74,6 @@ export interface RcsSendInput {
   callbackUrlMo?: string | null;
   fallback?: RcsFallback | null;
   source?: MessageSource;
-  /** How the door names the fields in error details (REST: `body.`). */
-  fieldPrefix?: string;
 }
 
 /** Fields of the RCS message object kept in the row's `extra`. */
@@ -134,20 +132,19 @@ export class RcsService {
     afterInsert?: PreparedMessage['afterInsert'],
     now = Date.now(),
   ): Promise<MessageRow> {
-    const f = (name: string) => `${input.fieldPrefix ?? ''}${name}`;
     const problem = rcsBodyProblem(input.body);
-    if (problem) fail('INVALID_REQUEST', `${f('body')}.${problem.path}: ${problem.message}`);
+    if (problem) fail('INVALID_REQUEST', problem.message, `body.${problem.path}`);
     const body = withRcsDefaults(input.body);
-    const recipient = normaliseRecipient(input.to, f('recipient.to'));
-    const sender = resolveSender(channel, input.from, f('from'));
-    const refClient = checkRefClient(input.refClient, f('refClient'));
-    const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, f('callbackUrlStatus'));
-    const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, f('callbackUrlMo'));
-    const sendAt = resolveSendAt(input.sentDate, now, f('sentDate'));
+    const recipient = normaliseRecipient(input.to, 'recipient.to');
+    const sender = resolveSender(channel, input.from);
+    const refClient = checkRefClient(input.refClient);
+    const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
+    const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, 'callbackUrlMo');
+    const sendAt = resolveSendAt(input.sentDate, now);
     const validity = input.validity ?? validityOf(Math.min(this.config.messageValiditySeconds, RCS_LIMITS.maxValiditySeconds));
     const seconds = validitySeconds(validity);
-    if (!seconds.ok) fail('INVALID_REQUEST', `${f('validity')}: ${seconds.reason}`);
-    const fallback = input.fallback ? await this.checkFallback(channel, input.fallback, f('fallback')) : null;
+    if (!seconds.ok) fail('INVALID_REQUEST', seconds.reason, 'validity');
+    const fallback = input.fallback ? await this.checkFallback(channel, input.fallback, 'fallback') : null;
 
     const number = describeNumber(recipient);
     const capable = number.valid && (await this.network.capability(recipient)).capable;
@@ -201,7 +198,7 @@ export class RcsService {
       };
       if (!fallsBackNow) return this.messaging.accept(prepared);
 
-      const sms = await this.prepareFallbackSms(fallback.channel, prepared.row, fallback.input, input.sentDate ?? null, f('fallback.'), now);
+      const sms = await underField('fallback.', () => this.prepareFallbackSms(fallback.channel, prepared.row, fallback.input, input.sentDate ?? null, now));
       Object.assign(prepared, { price: 0, checkBlacklist: false, settled: { status: 'UNDELIVERED', detail: 'FALLBACK_SMS' } });
       Object.assign(prepared.row, {
         price: 0,
@@ -216,14 +213,14 @@ export class RcsService {
   /** The fallback is checked at send time, so a bad one is a 400 of the request rather than a lost SMS later. */
   private async checkFallback(channel: Channel, fallback: RcsFallback, field: string) {
     if (!channel.fallbackSmsChannelId) {
-      fail('INVALID_REQUEST', `${field}: this RCS channel has no fallback SMS channel (the operator sets its fallbackSmsChannelId)`);
+      fail('INVALID_REQUEST', 'this RCS channel has no fallback SMS channel (the operator sets its fallbackSmsChannelId)', field);
     }
     let smsChannel: Channel;
     try {
       smsChannel = await this.messaging.channel(channel.fallbackSmsChannelId);
     } catch (err) {
-      if (err instanceof ServiceError && err.kind === 'NOT_FOUND') {
-        fail('INVALID_REQUEST', `${field}: the channel's fallback SMS channel no longer exists`);
+      if (err instanceof CoreError && err.kind === 'NOT_FOUND') {
+        fail('INVALID_REQUEST', "the channel's fallback SMS channel no longer exists", field);
       }
       throw err;
     }
@@ -231,12 +228,12 @@ export class RcsService {
     try {
       analysis = analyseText(fallback.text);
     } catch (err) {
-      if (err instanceof TextError) fail('INVALID_REQUEST', `${field}.text: ${err.message}`);
+      if (err instanceof TextError) fail('INVALID_REQUEST', err.message, `${field}.text`);
       throw err;
     }
-    if (analysis.length === 0) fail('INVALID_REQUEST', `${field}.text: must not be empty`);
+    if (analysis.length === 0) fail('INVALID_REQUEST', 'must not be empty', `${field}.text`);
     if (exceedsPartLimit(analysis)) {
-      fail('TOO_MANY_PARTS', `${field}.text: ${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`);
+      fail('TOO_MANY_PARTS', `${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`, `${field}.text`);
     }
     resolveSender(smsChannel, fallback.from, `${field}.from`);
     return { channel: smsChannel, input: fallback };
@@ -248,7 +245,6 @@ export class RcsService {
     rcs: MessageRow,
     fallback: RcsFallback,
     sentDate: Date | null,
-    fieldPrefix: string,
     now: number,
   ): Promise<PreparedMessage> {
     return prepareSms(
@@ -264,7 +260,6 @@ export class RcsService {
         source: 'FALLBACK',
         messageId: uuidv7(now),
         extra: { fallbackFor: rcs.id },
-        fieldPrefix,
       },
       this.messaging.prepareContext(now),
     );
@@ -285,7 +280,7 @@ export class RcsService {
         const channel = await this.messaging.channel(rcs.channel_id);
         if (!channel.fallbackSmsChannelId) continue;
         const smsChannel = await this.messaging.channel(channel.fallbackSmsChannelId);
-        const sms = await this.prepareFallbackSms(smsChannel, rcs, extra.fallback, null, 'fallback.', now);
+        const sms = await this.prepareFallbackSms(smsChannel, rcs, extra.fallback, null, now);
         candidates.push({ rcs, sms });
       } catch (err) {
         this.logger.warn({ err, messageId: rcs.id }, 'RCS fallback SMS could not be prepared; the message expires without it');

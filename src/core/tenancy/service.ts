@@ -206,7 +206,7 @@ export class TenancyService {
     const channel = await this.getChannel(channelId);
     const roles = [...new Set(input.roles)];
     if (roles.length === 0 || roles.some((r) => !ROLES.includes(r))) {
-      fail('INVALID_REQUEST', `roles: must be a non-empty list of ${ROLES.join(', ')}`);
+      fail('INVALID_REQUEST', `must be a non-empty list of ${ROLES.join(', ')}`, 'roles');
     }
     const value = generateApiKey();
     const credential: Credential = {

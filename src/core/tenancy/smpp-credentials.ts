@@ -56,7 +56,7 @@ function plainAddress(address: string): { address: string; family: 'ipv4' | 'ipv
 
 /** Checks and normalises allowed IPs: addresses or CIDR ranges, IPv4 or IPv6. Throws INVALID_REQUEST. */
 export function normaliseAllowedIps(list: readonly string[], field = 'allowedIps'): string[] {
-  if (list.length > MAX_ALLOWED_IPS) fail('INVALID_REQUEST', `${field}: at most ${MAX_ALLOWED_IPS} entries`);
+  if (list.length > MAX_ALLOWED_IPS) fail('INVALID_REQUEST', `at most ${MAX_ALLOWED_IPS} entries`, field);
   return list.map((raw, i) => {
     const entry = raw.trim();
     const [address, prefix, ...rest] = entry.split('/');
@@ -64,7 +64,7 @@ export function normaliseAllowedIps(list: readonly string[], field = 'allowedIps
     const bits = family === 4 ? 32 : 128;
     const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits);
     if (family === 0 || rest.length > 0 || !prefixOk) {
-      fail('INVALID_REQUEST', `${field}[${i}]: "${raw}" is not an IP address or CIDR range (e.g. 203.0.113.7, 10.0.0.0/8)`);
+      fail('INVALID_REQUEST', `"${raw}" is not an IP address or CIDR range (e.g. 203.0.113.7, 10.0.0.0/8)`, `${field}[${i}]`);
     }
     return prefix === undefined ? address! : `${address}/${Number(prefix)}`;
   });
@@ -121,16 +121,16 @@ export class SmppCredentialService {
     if (channel.type !== 'SMS') fail('INVALID_REQUEST', `SMPP credentials belong to SMS channels; this channel is ${channel.type}`);
     const systemId = input.systemId;
     if (!/^[\x21-\x7e]{1,15}$/.test(systemId)) {
-      fail('INVALID_REQUEST', `body.systemId: 1 to ${MAX_SYSTEM_ID_LENGTH} printable ASCII characters, no spaces`);
+      fail('INVALID_REQUEST', `1 to ${MAX_SYSTEM_ID_LENGTH} printable ASCII characters, no spaces`, 'systemId');
     }
     if (!/^[\x20-\x7e]{1,8}$/.test(input.password)) {
-      fail('INVALID_REQUEST', `body.password: 1 to ${MAX_PASSWORD_LENGTH} printable ASCII characters (SMPP 3.4 limit)`);
+      fail('INVALID_REQUEST', `1 to ${MAX_PASSWORD_LENGTH} printable ASCII characters (SMPP 3.4 limit)`, 'password');
     }
     const maxBinds = input.maxBinds ?? DEFAULT_MAX_BINDS;
-    if (!Number.isInteger(maxBinds) || maxBinds < 1 || maxBinds > 1000) fail('INVALID_REQUEST', 'body.maxBinds: 1 to 1000');
+    if (!Number.isInteger(maxBinds) || maxBinds < 1 || maxBinds > 1000) fail('INVALID_REQUEST', '1 to 1000', 'maxBinds');
     const tps = input.tps ?? 0;
-    if (!Number.isInteger(tps) || tps < 0 || tps > 100_000) fail('INVALID_REQUEST', 'body.tps: 0 (no limit) to 100000');
-    const allowedIps = normaliseAllowedIps(input.allowedIps ?? [], 'body.allowedIps');
+    if (!Number.isInteger(tps) || tps < 0 || tps > 100_000) fail('INVALID_REQUEST', '0 (no limit) to 100000', 'tps');
+    const allowedIps = normaliseAllowedIps(input.allowedIps ?? []);
     if (await findSmppCredentialBySystemId(this.store.db, systemId)) {
       fail('CONFLICT', `SMPP system_id "${systemId}" is already taken`);
     }

@@ -62,9 +62,6 @@ export interface VoiceSendInput {
   defaultCountry?: 'FR';
   /** Extra fields of the message object. */
   extra?: Record<string, unknown>;
-  /** How the door names the fields in error details (REST: `body.`). */
-  fieldPrefix?: string;
-  toField?: string;
 }
 
 /** Started blocks of 30 s: what an answered call listened to in full is billed. */
@@ -119,15 +116,14 @@ export class VoiceService {
   }
 
   private check(input: VoiceSendInput): CheckedVoice {
-    const f = (name: string) => `${input.fieldPrefix ?? ''}${name}`;
-    if (typeof input.text !== 'string' || input.text.trim() === '') fail('INVALID_REQUEST', `${f('body.text')}: is required`);
+    if (typeof input.text !== 'string' || input.text.trim() === '') fail('INVALID_REQUEST', 'is required', 'body.text');
     if (input.text.length > MAX_VOICE_TEXT_LENGTH) {
-      fail('INVALID_REQUEST', `${f('body.text')}: at most ${MAX_VOICE_TEXT_LENGTH} characters, got ${input.text.length}`);
+      fail('INVALID_REQUEST', `at most ${MAX_VOICE_TEXT_LENGTH} characters, got ${input.text.length}`, 'body.text');
     }
     const language = input.language === undefined || input.language === null || input.language === '' ? DEFAULT_VOICE_LANGUAGE : input.language;
-    if (!isVoiceLanguage(language)) fail('INVALID_REQUEST', `${f('body.language')}: must be one of ${VOICE_LANGUAGES.join(', ')}`);
+    if (!isVoiceLanguage(language)) fail('INVALID_REQUEST', `must be one of ${VOICE_LANGUAGES.join(', ')}`, 'body.language');
     const given = input.title ?? '';
-    if (given.length > MAX_VOICE_TITLE_LENGTH) fail('INVALID_REQUEST', `${f('body.title')}: at most ${MAX_VOICE_TITLE_LENGTH} characters`);
+    if (given.length > MAX_VOICE_TITLE_LENGTH) fail('INVALID_REQUEST', `at most ${MAX_VOICE_TITLE_LENGTH} characters`, 'body.title');
     const title = given.trim() === '' ? DEFAULT_VOICE_TITLES[language] : given.trim();
     return { text: input.text, title, language };
   }
@@ -155,14 +151,14 @@ export class VoiceService {
     speech: RenderedSpeech,
     ctx: PrepareContext,
     network: { mccMnc: string | null; network: string | null } | null = null,
+    toField = 'recipient.to',
   ): PreparedMessage {
-    const f = (name: string) => `${input.fieldPrefix ?? ''}${name}`;
-    const recipient = normaliseRecipient(input.to, input.toField ?? f('recipient.to'), input.defaultCountry);
-    const sender = resolveSender(channel, input.from, f('from'));
-    const refClient = checkRefClient(input.refClient, f('refClient'), input.refClientMax);
-    const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, f('callbackUrlStatus'));
+    const recipient = normaliseRecipient(input.to, toField, input.defaultCountry);
+    const sender = resolveSender(channel, input.from);
+    const refClient = checkRefClient(input.refClient, 'refClient', input.refClientMax);
+    const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
     const now = ctx.now;
-    const sendAt = resolveSendAt(input.sentDate, now, f('sentDate'));
+    const sendAt = resolveSendAt(input.sentDate, now);
     const number = describeNumber(recipient);
     const units = voiceBillingUnits(speech.durationMs);
     const unit = ctx.priceList.unitPrice('VOICE', number.isoCountryCode, 'VOICE') ?? 0;
@@ -232,13 +228,13 @@ export class VoiceService {
     input: Omit<VoiceSendInput, 'to' | 'campaignId'>,
   ): Promise<{ campaignId: string; messages: MessageRow[] }> {
     if (channel.type !== 'VOICE') fail('CHANNEL_TYPE_MISMATCH', `voice messages go through a VOICE channel, not ${channel.type}`);
-    if (recipients.length === 0) fail('INVALID_REQUEST', `${input.toField ?? 'recipients'}: at least one recipient is required`);
+    if (recipients.length === 0) fail('INVALID_REQUEST', 'at least one recipient is required', 'recipients');
     if (recipients.length > MAX_VOICE_GROUP_RECIPIENTS) {
-      fail('INVALID_REQUEST', `${input.toField ?? 'recipients'}: at most ${MAX_VOICE_GROUP_RECIPIENTS} recipients per request`);
+      fail('INVALID_REQUEST', `at most ${MAX_VOICE_GROUP_RECIPIENTS} recipients per request`, 'recipients');
     }
     const v = this.check({ ...input, to: '' });
     const probe = this.messaging.prepareContext();
-    for (const to of recipients) this.prepare(channel, { ...input, to }, v, { wav: Buffer.alloc(0), durationMs: 0 }, probe);
+    recipients.forEach((to, i) => this.prepare(channel, { ...input, to }, v, { wav: Buffer.alloc(0), durationMs: 0 }, probe, null, `recipients[${i}].to`));
     const speech = await this.render(v);
     const ctx = this.messaging.prepareContext();
     const campaignId = uuidv7(ctx.now);

@@ -2,8 +2,9 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../core/services.ts';
-import { ServiceError } from '../../core/errors.ts';
-import { type LegacyParams, legacyFailureOf, legacyLine, type LegacyService } from './service.ts';
+import { CoreError } from '../../core/errors.ts';
+import { legacyFailureOf, legacyLine } from './errors.ts';
+import type { LegacyParams, LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -75,7 +76,7 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
 
     scope.setErrorHandler((err, _req, reply) => {
       const fe = err as { validation?: unknown; statusCode?: number; message: string; code?: string };
-      if (!(err instanceof ServiceError) && fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      if (!(err instanceof CoreError) && fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
         return reply.code(fe.statusCode).type(TEXT).send(legacyLine(35, `Missing or invalid parameter: ${fe.message}`));
       }
       const failure = legacyFailureOf(err);
@@ -91,7 +92,7 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
           return reply.code(answer.status ?? 200).type(TEXT).send(answer.text);
         } catch (err) {
           const failure = legacyFailureOf(err, kind);
-          if (failure.code === 31 && !(err instanceof ServiceError)) req.log.error({ err }, 'legacy request failed');
+          if (failure.code === 31 && !(err instanceof CoreError)) req.log.error({ err }, 'legacy request failed');
           return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
         }
       };

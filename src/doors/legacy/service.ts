@@ -6,7 +6,7 @@ import { type ChannelType, type Permission, rolesAllow, seesOrganisation } from 
 import { analyseText, type TextEncoding, TextError } from '../../core/domain/text.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import type { AuthService, Principal } from '../../core/tenancy/auth.ts';
-import { ERRORS, type ErrorKind, fail, ServiceError } from '../../core/errors.ts';
+import { CoreError, fail } from '../../core/errors.ts';
 import type { FundsService } from '../../core/billing/funds.ts';
 import { legacySmsIdOf, type LegacyExtra } from './callbacks.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
@@ -17,91 +17,10 @@ import type { TenancyService } from '../../core/tenancy/service.ts';
 /** The parameters of a legacy call: query string and form fields, merged. */
 export type LegacyParams = Record<string, string | undefined>;
 
-/** Answer codes of the legacy interface (research §11). */
-export const LEGACY_CODES = {
-  OK: 0,
-  INTERNAL_ERROR: 31,
-  AUTHENTICATION_ERROR: 32,
-  INSUFFICIENT_CREDIT: 33,
-  BAD_PARAMETER: 35,
-  UNKNOWN_TARGET: 41,
-  UNAVAILABLE: 50,
-  NOT_FOUND: 61,
-} as const;
-
-const LABELS: Record<number, string> = {
-  0: 'Accepted',
-  31: 'Internal error',
-  32: 'Authentication error',
-  33: 'Insufficient credit',
-  35: 'Missing or invalid parameter',
-  41: 'Unknown target account',
-  50: 'Temporarily unavailable',
-  61: 'SMS not found',
-};
-
 export const LEGACY_REF_CLIENT_MAX = 40;
 export const LEGACY_MAX_GET_RECIPIENTS = 300;
 export const LEGACY_MAX_POST_RECIPIENTS = 10_000;
 export const LEGACY_DEFAULT_MAX_PARTS = 5;
-
-/** A legacy error answer: its code and line, and the HTTP status it goes with. */
-export interface LegacyFailure {
-  code: number;
-  httpStatus: number;
-  line: string;
-}
-
-/** One `code | description[ | id]` line; a `|` inside a field would split it, so it is written `/`. */
-export function legacyLine(code: number, description: string, id?: string): string {
-  const clean = (s: string) => s.replace(/[|\r\n]+/g, '/').trim();
-  return id === undefined ? `${code} | ${clean(description)}` : `${code} | ${clean(description)} | ${clean(id)}`;
-}
-
-/** REST field names in error details, as the legacy parameters that carried them. */
-const FIELD_NAMES: Array<[RegExp, string]> = [
-  [/^(body\.)?body\.text\b/, 'message'],
-  [/^(body\.)?body\.title\b/, 'title'],
-  [/^(body\.)?body\.language\b/, 'language'],
-  [/^(body\.)?from\b/, 'emetteur'],
-  [/^(body\.)?sentDate\b/, 'date_envoi'],
-  [/^(body\.)?refClient\b/, 'refClient'],
-  [/^(body\.)?callbackUrlStatus\b/, 'notification_url'],
-  [/^(body\.)?callbackUrlMo\b/, 'notification_url_reponse'],
-  [/^(body\.)?recipients?(\[\d+\])?(\.to)?\b/, 'numero'],
-  [/^recipient\.to\b/, 'numero'],
-];
-
-export function legacyDetail(detail: string): string {
-  for (const [re, name] of FIELD_NAMES) if (re.test(detail)) return detail.replace(re, name);
-  return detail;
-}
-
-/**
- * The legacy answer for an error thrown by a service: authentication and permission → 32, funds → 33, request
- * errors → 35 (the detail naming the parameter), an unknown message → 61 (an unknown target account → 41 for a
- * transfer), anything else → 31. The HTTP status is the REST one of the same error.
- */
-export function legacyFailureOf(err: unknown, op: 'message' | 'transfer' = 'message'): LegacyFailure {
-  if (!(err instanceof ServiceError)) {
-    return { code: 31, httpStatus: 500, line: legacyLine(31, `${LABELS[31]}: an internal error occurred; it has been logged`) };
-  }
-  const byKind: Partial<Record<ErrorKind, number>> = {
-    MISSING_API_KEY: 32,
-    INVALID_API_KEY: 32,
-    FORBIDDEN_ROLE: 32,
-    FORBIDDEN_ORGANISATION: 32,
-    FORBIDDEN_ADMIN: 32,
-    CHANNEL_TYPE_MISMATCH: 32,
-    INSUFFICIENT_FUNDS: 33,
-    NOT_FOUND: op === 'transfer' ? 41 : 61,
-    FORBIDDEN_TRANSFER: 41,
-    UNAVAILABLE: 31,
-    INTERNAL: 31,
-  };
-  const code = byKind[err.kind] ?? (ERRORS[err.kind].status < 500 ? 35 : 31);
-  return { code, httpStatus: ERRORS[err.kind].status, line: legacyLine(code, `${LABELS[code]}: ${legacyDetail(err.detail)}`) };
-}
 
 export interface LegacySendResult {
   /** 0 when accepted; 33 when every message was refused for want of credit (or a consumption limit). */
@@ -125,7 +44,7 @@ function param(p: LegacyParams, name: string): string | undefined {
 /**
  * The legacy HTTP 1.6 operations, on the same services as REST: sends through `MessagingService.sendSms` (or the
  * campaign of a send to several numbers) and `VoiceService`, statuses through the one legacy status table,
- * transfers through `FundsService.transfer`, the balance from the organisation. Errors are ServiceErrors whose
+ * transfers through `FundsService.transfer`, the balance from the organisation. Errors are CoreErrors whose
  * details name the legacy parameters; `legacyFailureOf` turns them into answer lines.
  */
 export class LegacyService {
@@ -148,7 +67,7 @@ export class LegacyService {
     try {
       principal = await this.auth.authenticate(token);
     } catch (err) {
-      if (err instanceof ServiceError && err.kind === 'INVALID_API_KEY') fail('INVALID_API_KEY', `accessToken: ${err.detail}`);
+      if (err instanceof CoreError && err.kind === 'INVALID_API_KEY') fail('INVALID_API_KEY', `accessToken: ${err.detail}`);
       throw err;
     }
     if (channelType && principal.channel.type !== channelType) {
@@ -234,33 +153,27 @@ export class LegacyService {
     const refClient = this.refClient(params);
     const extra: LegacyExtra = { ...this.callbacks(params), legacyClass: Number(classe) };
     const from = param(params, 'emetteur') ?? null;
-    try {
-      if (numbers.length === 1) {
-        const m = await this.messaging.sendSms(principal.channel, {
-          to: numbers[0]!,
-          text: message,
-          encoding,
-          stop,
-          from,
-          refClient,
-          sentDate,
-          source: 'LEGACY',
-          defaultCountry: 'FR',
-          extra: extra as Record<string, unknown>,
-          fieldPrefix: '',
-          toField: 'numero',
-        });
-        return this.result(legacySmsIdOf(m), [m]);
-      }
-      const campaign = await this.messaging.sendCampaign(principal.channel, {
-        recipients: numbers.map((to) => ({ to })),
+    if (numbers.length === 1) {
+      const m = await this.messaging.sendSms(principal.channel, {
+        to: numbers[0]!,
+        text: message,
+        encoding,
+        stop,
+        from,
         refClient,
-        message: { text: message, encoding, stop, from, sentDate, defaultCountry: 'FR', extra: extra as Record<string, unknown> },
+        sentDate,
+        source: 'LEGACY',
+        defaultCountry: 'FR',
+        extra: extra as Record<string, unknown>,
       });
-      return this.result(campaign.campaignId, campaign.messages);
-    } catch (err) {
-      throw this.renamed(err);
+      return this.result(legacySmsIdOf(m), [m]);
     }
+    const campaign = await this.messaging.sendCampaign(principal.channel, {
+      recipients: numbers.map((to) => ({ to })),
+      refClient,
+      message: { text: message, encoding, stop, from, sentDate, defaultCountry: 'FR', extra: extra as Record<string, unknown> },
+    });
+    return this.result(campaign.campaignId, campaign.messages);
   }
 
   /** `sendVoiceMessage.do`. */
@@ -278,23 +191,13 @@ export class LegacyService {
       source: 'LEGACY' as const,
       defaultCountry: 'FR' as const,
       extra: this.callbacks(params) as Record<string, unknown>,
-      fieldPrefix: '',
-      toField: 'numero',
     };
-    try {
-      if (numbers.length === 1) {
-        const m = await this.voice.send(principal.channel, { ...input, to: numbers[0]! });
-        return this.result(legacySmsIdOf(m), [m]);
-      }
-      const group = await this.voice.sendGroup(principal.channel, numbers, input);
-      return this.result(group.campaignId, group.messages);
-    } catch (err) {
-      throw this.renamed(err);
+    if (numbers.length === 1) {
+      const m = await this.voice.send(principal.channel, { ...input, to: numbers[0]! });
+      return this.result(legacySmsIdOf(m), [m]);
     }
-  }
-
-  private renamed(err: unknown): unknown {
-    return err instanceof ServiceError ? new ServiceError(err.kind, legacyDetail(err.detail)) : err;
+    const group = await this.voice.sendGroup(principal.channel, numbers, input);
+    return this.result(group.campaignId, group.messages);
   }
 
   private async channelIds(principal: Principal): Promise<string[]> {
@@ -311,12 +214,12 @@ export class LegacyService {
     try {
       return { smsId, campaign: false, messages: [await this.messaging.get(smsId, channelIds)] };
     } catch (err) {
-      if (!(err instanceof ServiceError && err.kind === 'NOT_FOUND')) throw err;
+      if (!(err instanceof CoreError && err.kind === 'NOT_FOUND')) throw err;
     }
     try {
       await this.messaging.campaign(smsId, channelIds);
     } catch (err) {
-      if (err instanceof ServiceError && err.kind === 'NOT_FOUND') fail('NOT_FOUND', `smsID: no message ${smsId}`);
+      if (err instanceof CoreError && err.kind === 'NOT_FOUND') fail('NOT_FOUND', `smsID: no message ${smsId}`);
       throw err;
     }
     const rows = await this.messaging.list({
@@ -357,7 +260,7 @@ export class LegacyService {
       if (campaign) await this.messaging.cancelCampaign(smsId, channelIds);
       else await this.messaging.cancel(messages[0]!.id, channelIds);
     } catch (err) {
-      if (err instanceof ServiceError && err.kind === 'CONFLICT') fail('CONFLICT', `smsID: ${smsId} is not scheduled any more; only a scheduled send can be deleted`);
+      if (err instanceof CoreError && err.kind === 'CONFLICT') fail('CONFLICT', `smsID: ${smsId} is not scheduled any more; only a scheduled send can be deleted`);
       throw err;
     }
     return smsId;

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { type ChannelType, type Permission, rolesAllow } from '../../core/domain/tenancy.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { Services } from '../../core/services.ts';
-import { fail, ServiceError } from '../../core/errors.ts';
+import { fail, CoreError } from '../../core/errors.ts';
 
 function apiKeyOf(req: FastifyRequest): string | undefined {
   const v = req.headers['x-api-key'];
@@ -40,7 +40,7 @@ export async function requireAdmin(services: Services, req: FastifyRequest): Pro
   try {
     await services.auth.authenticate(key);
   } catch (err) {
-    if (err instanceof ServiceError) fail('INVALID_API_KEY', 'unknown operator key');
+    if (err instanceof CoreError) fail('INVALID_API_KEY', 'unknown operator key');
     throw err;
   }
   fail('FORBIDDEN_ADMIN', 'a customer API key cannot use the operator API');

@@ -1,5 +1,41 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ERRORS, type ErrorKind, ServiceError } from '../../core/errors.ts';
+import type { FastifyError, FastifyRequest } from 'fastify';
+import { CoreError, ERROR_KINDS, type ErrorKind } from '../../core/errors.ts';
+
+/** Failures of the HTTP exchange itself, which never reach the core. */
+const TRANSPORT = {
+  MALFORMED_JSON: { status: 400, code: '400.002', message: 'Malformed JSON body' },
+  ROUTE_NOT_FOUND: { status: 404, code: '404.002', message: 'Unknown path' },
+  METHOD_NOT_ALLOWED: { status: 405, code: '405.001', message: 'Method not allowed' },
+  PAYLOAD_TOO_LARGE: { status: 413, code: '413.001', message: 'Request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, code: '415.001', message: 'Unsupported content type' },
+  INTERNAL: { status: 500, code: '500.001', message: 'Internal error' },
+} as const;
+
+/** Each core error kind as REST answers it: the HTTP status, and the `errorCode` ("<status>.<nnn>"). */
+const CORE: Readonly<Record<ErrorKind, { status: number; code: string }>> = {
+  INVALID_REQUEST: { status: 400, code: '400.001' },
+  INVALID_PHONE_NUMBER: { status: 400, code: '400.003' },
+  TOO_MANY_PARTS: { status: 400, code: '400.004' },
+  INVALID_SENDER: { status: 400, code: '400.005' },
+  INVALID_AMOUNT: { status: 400, code: '400.006' },
+  INVALID_DATE: { status: 400, code: '400.007' },
+  MISSING_API_KEY: { status: 401, code: '401.001' },
+  INVALID_API_KEY: { status: 401, code: '401.002' },
+  FORBIDDEN_ROLE: { status: 403, code: '403.001' },
+  FORBIDDEN_ORGANISATION: { status: 403, code: '403.002' },
+  FORBIDDEN_TRANSFER: { status: 403, code: '403.003' },
+  FORBIDDEN_ADMIN: { status: 403, code: '403.004' },
+  CHANNEL_TYPE_MISMATCH: { status: 403, code: '403.005' },
+  NOT_FOUND: { status: 404, code: '404.001' },
+  CONFLICT: { status: 409, code: '409.001' },
+  INSUFFICIENT_FUNDS: { status: 409, code: '409.002' },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, code: '409.003' },
+  IDEMPOTENCY_MISMATCH: { status: 422, code: '422.001' },
+  RATE_LIMITED: { status: 429, code: '429.001' },
+  UNAVAILABLE: { status: 503, code: '503.001' },
+};
+
+export type RestErrorKind = ErrorKind | keyof typeof TRANSPORT;
 
 export interface ErrorPayload {
   errorCode: string;
@@ -7,9 +43,23 @@ export interface ErrorPayload {
   detail: string;
 }
 
-export function errorPayload(kind: ErrorKind, detail?: string): ErrorPayload {
-  const e = ERRORS[kind];
+function entry(kind: RestErrorKind): { status: number; code: string; message: string } {
+  if (kind in TRANSPORT) return TRANSPORT[kind as keyof typeof TRANSPORT];
+  return { ...CORE[kind as ErrorKind], message: ERROR_KINDS[kind as ErrorKind] };
+}
+
+export function errorStatus(kind: RestErrorKind): number {
+  return entry(kind).status;
+}
+
+export function errorPayload(kind: RestErrorKind, detail?: string): ErrorPayload {
+  const e = entry(kind);
   return { errorCode: e.code, message: e.message, detail: detail ?? e.message };
+}
+
+/** A core error's REST body; its field is named as the request names it (`body.recipient.to`). */
+export function coreErrorPayload(err: CoreError): ErrorPayload {
+  return errorPayload(err.kind, err.detail);
 }
 
 interface AjvError {
@@ -46,8 +96,8 @@ export function describeValidation(errors: AjvError[], context: string | undefin
 
 /** Maps any error thrown while serving a request to Tern's JSON error body; 5xx never leak internals. */
 export function toErrorReply(err: FastifyError | Error, req: FastifyRequest): { status: number; body: ErrorPayload } {
-  if (err instanceof ServiceError) {
-    return { status: err.status, body: errorPayload(err.kind, err.detail) };
+  if (err instanceof CoreError) {
+    return { status: errorStatus(err.kind), body: coreErrorPayload(err) };
   }
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
@@ -74,8 +124,4 @@ export function toErrorReply(err: FastifyError | Error, req: FastifyRequest): { 
     return { status: fe.statusCode, body: { errorCode: `${fe.statusCode}.000`, message: 'Request rejected', detail: fe.message } };
   }
   return { status: 500, body: errorPayload('INTERNAL', 'an internal error occurred; it has been logged') };
-}
-
-export function sendError(reply: FastifyReply, kind: ErrorKind, detail?: string): FastifyReply {
-  return reply.code(ERRORS[kind].status).send(errorPayload(kind, detail));
 }

@@ -23,7 +23,8 @@ import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
 import type { Store } from '../../store/db.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
 import { insertOutbox, type SmppOutboxRow } from '../../store/smpp.ts';
-import { ServiceError } from '../../core/errors.ts';
+import { CoreError } from '../../core/errors.ts';
+import { refusalStatus, submitErrorStatus } from './errors.ts';
 import type { EventHook } from '../../core/messaging/accept.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
@@ -65,35 +66,6 @@ export function encodeOutboxPdus(pdus: DeliverSmFields[]): string {
 export function decodeOutboxPdus(json: string): DeliverSmFields[] {
   const list = JSON.parse(json) as Array<Record<string, unknown>>;
   return list.map((p) => ({ ...p, short_message: Buffer.from(String(p['short_message'] ?? ''), 'hex') }) as DeliverSmFields);
-}
-
-/** command_status for a message stored UNDELIVERABLE at accept, by its status detail. */
-const REFUSAL_STATUS: Readonly<Record<string, number>> = {
-  INVALID_PHONE_NUMBER: SmppStatus.ESME_RINVDSTADR,
-  INSUFFICIENT_CREDIT: SmppStatus.ESME_RSUBMITFAIL,
-  BLACKLISTED: SmppStatus.ESME_RSUBMITFAIL,
-  // Spending limits: a throttled ESME slows down and tries again later, when the limit may have been raised.
-  DAILY_LIMIT_EXCEEDED: SmppStatus.ESME_RTHROTTLED,
-  ORGANISATION_MONTHLY_LIMIT_EXCEEDED: SmppStatus.ESME_RTHROTTLED,
-};
-
-/** command_status for a send refused with a ServiceError (nothing stored). */
-export function submitErrorStatus(err: ServiceError): number {
-  switch (err.kind) {
-    case 'INVALID_PHONE_NUMBER':
-      return SmppStatus.ESME_RINVDSTADR;
-    case 'INVALID_SENDER':
-      return SmppStatus.ESME_RINVSRCADR;
-    case 'TOO_MANY_PARTS':
-      return SmppStatus.ESME_RINVMSGLEN;
-    case 'INVALID_DATE':
-      return SmppStatus.ESME_RINVSCHED;
-    case 'UNAVAILABLE':
-    case 'INTERNAL':
-      return SmppStatus.ESME_RSYSERR;
-    default:
-      return SmppStatus.ESME_RSUBMITFAIL;
-  }
 }
 
 function receiptPdu(m: MessageRow, stat: ReceiptStat): DeliverSmFields {
@@ -195,14 +167,14 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     try {
       row = await this.messaging.sendSms(channel, input);
     } catch (err) {
-      if (err instanceof ServiceError) {
+      if (err instanceof CoreError) {
         this.logger.debug({ systemId: p.systemId, kind: err.kind, detail: err.detail }, 'smpp submit refused');
-        return this.refuse(p, s, submitErrorStatus(err));
+        return this.refuse(p, s, submitErrorStatus(err.kind));
       }
       throw err;
     }
     if (row.status === 'UNDELIVERABLE') {
-      const status = REFUSAL_STATUS[row.status_detail ?? ''] ?? SmppStatus.ESME_RSUBMITFAIL;
+      const status = refusalStatus(row.status_detail);
       if (s.messageId !== undefined && s.receiptRequested) await this.enqueue([this.receiptRow(p.credentialId, row, 'REJECTD')]);
       return { status };
     }
@@ -279,7 +251,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       try {
         await this.messaging.cancel(id, [p.channelId], 'SMS');
       } catch (err) {
-        if (!(err instanceof ServiceError)) throw err;
+        if (!(err instanceof CoreError)) throw err;
         if (err.kind === 'NOT_FOUND') return { status: SmppStatus.ESME_RINVMSGID };
         return { status: SmppStatus.ESME_RCANCELFAIL };
       }

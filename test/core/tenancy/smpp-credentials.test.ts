@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ServiceError } from '../../../src/core/errors.ts';
+import { CoreError } from '../../../src/core/errors.ts';
 import {
   hashSmppPassword,
   ipAllowed,
@@ -48,7 +48,7 @@ describe('SMPP allowed addresses', () => {
     ] as const) {
       assert.throws(
         () => normaliseAllowedIps(bad),
-        (e: unknown) => e instanceof ServiceError && e.kind === 'INVALID_REQUEST' && e.detail.includes(`allowedIps[${index}]`),
+        (e: unknown) => e instanceof CoreError && e.kind === 'INVALID_REQUEST' && e.detail.includes(`allowedIps[${index}]`),
         JSON.stringify(bad),
       );
     }

@@ -6,7 +6,7 @@ import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
 import { type Transfer, transferAmount } from '../../../core/billing/funds.ts';
-import { IDEMPOTENCY_HEADER, idempotencyKeyOf } from '../../../core/idempotency.ts';
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf } from '../idempotency.ts';
 import { authorize, baseUrl } from '../access.ts';
 import { errorResponses, IdParams, Nullable, PageQuery, pageItems, Uuid } from '../schemas.ts';
 import { LedgerEntryView, ledgerEntryView, OrganisationView, organisationView } from '../views.ts';
@@ -232,7 +232,7 @@ export function organisationRoutes(app: FastifyInstance, services: Services): vo
       const idempotencyKey = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
       const { id } = req.params as { id: string };
       const body = req.body as Static<typeof TransferCreate>;
-      const amount = transferAmount(body.amount);
+      const amount = transferAmount(body.amount, 'body.amount');
       const base = baseUrl(services, req);
       const result = await funds.transfer({
         callerOrganisationId: principal.credential.organisationId,

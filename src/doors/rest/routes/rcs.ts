@@ -14,12 +14,12 @@ import {
 import { toEuros } from '../../../core/domain/money.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
-import { fail } from '../../../core/errors.ts';
+import { fail, underField } from '../../../core/errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import type { ConversationWithMessages } from '../../../core/rcs/service.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { authorize, baseUrl } from '../access.ts';
-import { answerSend } from '../idempotent-send.ts';
+import { answerSend } from '../idempotency.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 import {
   dateParam,
@@ -209,7 +209,7 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
 
   const sendOnce = async (req: FastifyRequest, principal: Principal, afterInsert?: PreparedMessage['afterInsert']) => {
     const body = req.body as SendRcsBodyT;
-    const m = await rcs.send(
+    const m = await underField('body.', () => rcs.send(
       principal.channel,
       {
         to: body.recipient.to,
@@ -222,10 +222,9 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
         callbackUrlMo: body.callbackUrlMo,
         fallback: body.fallback ?? null,
         source: 'REST',
-        fieldPrefix: 'body.',
       },
       afterInsert,
-    );
+    ));
     return renderMessage(services, req, m);
   };
 

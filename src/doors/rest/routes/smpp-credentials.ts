@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import { MAX_ALLOWED_IPS, MAX_PASSWORD_LENGTH, MAX_SYSTEM_ID_LENGTH } from '../../../core/tenancy/smpp-credentials.ts';
 import type { SmppCredential } from '../../../store/smpp.ts';
@@ -68,7 +69,7 @@ export function smppAdminRoutes(app: FastifyInstance, services: Services): void 
     async (req, reply) => {
       const { id } = req.params as { id: string };
       const body = req.body as Static<typeof SmppCredentialCreate>;
-      const created = await credentials.create(id, body);
+      const created = await underField('body.', () => credentials.create(id, body));
       return reply.code(201).send(view(created));
     },
   );

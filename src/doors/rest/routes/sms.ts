@@ -5,13 +5,14 @@ import { MESSAGE_STATUSES } from '../../../core/domain/status.ts';
 import { seesOrganisation } from '../../../core/domain/tenancy.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
-import { fail } from '../../../core/errors.ts';
+import { fail, underField } from '../../../core/errors.ts';
+import { coreErrorPayload } from '../errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { messageObject } from '../../../core/messaging/view.ts';
 import type { MessageRow } from '../../../store/messages.ts';
 import { authorize, baseUrl } from '../access.ts';
-import { answerSend } from '../idempotent-send.ts';
+import { answerSend } from '../idempotency.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
@@ -183,7 +184,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
 
   const sendOnce = async (req: FastifyRequest, principal: Principal, afterInsert?: PreparedMessage['afterInsert']) => {
     const body = req.body as Static<typeof SendSmsBody>;
-    const m = await messaging.sendSms(principal.channel, {
+    const m = await underField('body.', () => messaging.sendSms(principal.channel, {
       to: body.recipient.to,
       text: body.body.text,
       encoding: body.body.encoding as 'GSM7' | 'UNICODE' | undefined,
@@ -194,8 +195,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
       callbackUrlStatus: body.callbackUrlStatus,
       callbackUrlMo: body.callbackUrlMo,
       source: 'REST',
-      fieldPrefix: 'body.',
-    }, afterInsert);
+    }, afterInsert));
     return renderMessage(services, req, m);
   };
 
@@ -317,7 +317,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
     async (req, reply) => {
       const principal = await authorize(services, req, 'messages:send', 'SMS');
       const body = req.body as Static<typeof CampaignBody>;
-      const result = await messaging.sendCampaign(principal.channel, {
+      const result = await underField('body.', () => messaging.sendCampaign(principal.channel, {
         recipients: body.recipients.map((r) => ({ to: r.to, refClient: r.refClient ?? r.ref_client })),
         refClient: body.refClient ?? body.ref_client,
         message: {
@@ -329,8 +329,12 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
           callbackUrlStatus: body.callbackUrlStatus,
           callbackUrlMo: body.callbackUrlMo,
         },
+      }));
+      const errors = result.errors.map(({ index, to, error }) => {
+        const { errorCode, detail } = coreErrorPayload(error.under('body.'));
+        return { index, to, errorCode, detail };
       });
-      return reply.code(201).send(await campaignView(req, principal, result.campaignId, result.errors));
+      return reply.code(201).send(await campaignView(req, principal, result.campaignId, errors));
     },
   );
 

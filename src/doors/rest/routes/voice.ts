@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import { MAX_VOICE_TEXT_LENGTH, MAX_VOICE_TITLE_LENGTH } from '../../../core/voice/service.ts';
 import { VOICE_LANGUAGES } from '../../../core/voice/tts.ts';
@@ -52,7 +53,7 @@ export function voiceRoutes(app: FastifyInstance, services: Services): void {
     async (req, reply) => {
       const principal = await authorize(services, req, 'messages:send', 'VOICE');
       const body = req.body as Static<typeof SendVoiceBody>;
-      const m = await voice.send(principal.channel, {
+      const m = await underField('body.', () => voice.send(principal.channel, {
         to: body.recipient.to,
         text: body.body.text,
         title: body.body.title,
@@ -62,8 +63,7 @@ export function voiceRoutes(app: FastifyInstance, services: Services): void {
         sentDate: dateParam(body.sentDate, 'body.sentDate'),
         callbackUrlStatus: body.callbackUrlStatus,
         source: 'REST',
-        fieldPrefix: 'body.',
-      });
+      }));
       return reply.code(201).send(await renderMessage(services, req, m));
     },
   );

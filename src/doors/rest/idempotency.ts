@@ -3,15 +3,26 @@ import type { Services } from '../../core/services.ts';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
-  IDEMPOTENCY_HEADER,
-  idempotencyKeyOf,
   releaseIdempotencyKey,
   requestFingerprint,
 } from '../../core/idempotency.ts';
 import type { PreparedMessage } from '../../core/messaging/accept.ts';
 import { messageObject } from '../../core/messaging/view.ts';
 import type { Channel } from '../../store/channels.ts';
+import { fail } from '../../core/errors.ts';
 import { baseUrl } from './access.ts';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+/** The Idempotency-Key header's value checked (1–255 visible ASCII characters), or null when the request has none. */
+export function idempotencyKeyOf(header: string | string[] | undefined): string | null {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return null;
+  if (!KEY_RE.test(value)) fail('INVALID_REQUEST', 'must be 1 to 255 visible ASCII characters', 'header.idempotency-key');
+  return value;
+}
 
 /**
  * Answers a send with 201 and the message object. With an Idempotency-Key, the key is claimed first and its answer
