@@ -1,39 +1,46 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { buildHttpServer } from './doors/rest/server.ts';
-import { Router } from './connectors/router.ts';
-import { SimulatorCarrier } from './connectors/simulator/sms.ts';
-import { SimulatorRcs } from './connectors/simulator/rcs.ts';
 import type { TernConfig } from './config.ts';
-import { Metrics } from './metrics.ts';
-import { SimulatorHlr } from './connectors/simulator/hlr.ts';
+import { ConnectorRegistry } from './connectors/registry.ts';
+import { ConnectorRouter } from './connectors/router.ts';
+import { ConsumptionService } from './core/billing/consumption.ts';
+import { FundsService } from './core/billing/funds.ts';
+import { VOICE_CALL_ATTEMPTS } from './core/domain/delivery.ts';
+import { parseSchedule } from './core/domain/retry.ts';
+import { EventConsumers } from './core/events.ts';
+import { pruneIdempotencyKeys } from './core/idempotency.ts';
+import { LookupService } from './core/lookup/service.ts';
+import { carrierEventSink } from './core/messaging/carrier-events.ts';
+import { Dispatch } from './core/messaging/dispatch.ts';
+import { Expiry } from './core/messaging/expiry.ts';
+import { InboundService } from './core/messaging/inbound.ts';
+import { MessagingService } from './core/messaging/service.ts';
+import { RcsService } from './core/rcs/service.ts';
+import { ConnectorService } from './core/routing/service.ts';
+import type { Services } from './core/services.ts';
+import { SmppOutbox } from './core/smpp-outbox.ts';
 import { AuthService } from './core/tenancy/auth.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './core/tenancy/bootstrap.ts';
-import { ConsumptionService } from './core/billing/consumption.ts';
-import type { Services } from './core/services.ts';
-import { FundsService } from './core/billing/funds.ts';
-import { LookupService } from './core/lookup/service.ts';
-import { parseSchedule } from './core/domain/retry.ts';
-import { InboundService } from './core/messaging/inbound.ts';
-import { carrierEventSink } from './core/messaging/carrier-events.ts';
-import { RcsService } from './core/rcs/service.ts';
-import { MessagingService } from './core/messaging/service.ts';
 import { TenancyService } from './core/tenancy/service.ts';
-import { openStore } from './store/db.ts';
-import { Dispatcher } from './workers/dispatcher.ts';
-import { ExpirySweeper } from './workers/expiry.ts';
-import { WebhookSender } from './doors/webhooks/sender.ts';
-import { WebhookHttpClient } from './doors/webhooks/http-client.ts';
-import { WebhookOutbox } from './core/webhooks/outbox.ts';
-import { VoiceSimulatorCarrier } from './connectors/simulator/voice.ts';
-import { LegacyService } from './doors/legacy/service.ts';
-import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
+import { SmppCredentialService } from './core/tenancy/smpp-credentials.ts';
 import { VoiceService } from './core/voice/service.ts';
-import { EspeakTts } from './core/voice/tts.ts';
+import { WebhookOutbox } from './core/webhooks/outbox.ts';
+import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
+import { legacyRoutes } from './doors/legacy/routes.ts';
+import { buildHttpServer } from './doors/rest/server.ts';
 import { SmppGateway, smppMetricHook } from './doors/smpp/gateway.ts';
-import { createSmppServer } from './doors/smpp/server.ts';
 import { SmppOutboxWorker } from './doors/smpp/outbox-worker.ts';
+import { createSmppServer } from './doors/smpp/server.ts';
+import { WebhookHttpClient } from './doors/webhooks/http-client.ts';
+import { WebhookSender } from './doors/webhooks/sender.ts';
+import { Metrics } from './metrics.ts';
+import { EspeakTts } from './speech/espeak.ts';
+import { openStore, type Store } from './store/db.ts';
+import { connectorTimersLoop } from './workers/connector-timers.ts';
+import { dispatcherLoop } from './workers/dispatcher.ts';
+import { expiryLoop } from './workers/expiry.ts';
+import { retentionLoop } from './workers/retention.ts';
 
 export interface TernApp {
   readonly services: Services;
@@ -41,99 +48,114 @@ export interface TernApp {
   readonly logger: Logger;
   readonly adminKey: AdminKeyResult;
   readonly demo: DemoResult | null;
+  /** The database (tests read it directly). */
+  readonly store: Store;
   /** Starts listening; resolves with the bound ports (useful with port 0). */
   start(): Promise<{ httpPort: number; smppPort: number; smppTlsPort?: number }>;
   /** Stops accepting, drains work in flight and closes the database. */
   stop(): Promise<void>;
 }
 
+/** How often data past its retention is pruned. */
+const PRUNE_EVERY_MS = 60_000;
+
 export interface AppOptions {
   logger?: Logger;
   demo?: boolean;
 }
 
-/** The composition root: builds the store, the services and the doors, in dependency order. */
+/**
+ * The composition root: builds the store, the core's use cases, the connectors and the doors, declares what runs
+ * with every message event and which worker wakes for which queue, and starts and stops them in order.
+ */
 export async function createApp(config: TernConfig, opts: AppOptions = {}): Promise<TernApp> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, config.nodeId);
   const adminKey = await ensureAdminKey(store, config.adminKey);
   const tenancy = new TenancyService(store);
   const auth = new AuthService(store, tenancy, adminKey.hash);
-  const lookup = new LookupService(store, new SimulatorHlr());
-  const messaging = new MessagingService(store, tenancy, config, logger);
+  const smppCredentials = new SmppCredentialService(store, tenancy);
+  const consumers = new EventConsumers();
+  const validity = { messageValiditySeconds: config.messageValiditySeconds };
+  const messaging = new MessagingService(store, tenancy, validity, logger, consumers);
   await messaging.init();
+  const inbound = new InboundService(store, tenancy, messaging);
+
+  // Operator connections: definitions in the database, live connectors in the registry, routes in the router.
+  const sink = carrierEventSink(store, messaging, async (events) => void (await inbound.receive(events)), {
+    callAttempts: VOICE_CALL_ATTEMPTS,
+    callRetryMs: config.voiceRetryMs,
+  });
+  const connectors = new ConnectorService(store, sink);
+  const registry = new ConnectorRegistry(connectors, { simulator: config.simulator }, logger.child({ component: 'connectors' }));
+  const router = new ConnectorRouter(registry);
+
+  const lookup = new LookupService(store, { liveStatus: (n) => router.liveStatus(n) });
   const voice = new VoiceService(store, messaging, new EspeakTts(), logger.child({ component: 'voice' }));
-  // Before the webhook outbox's hook: reply links must be in the message when its webhook is written.
-  messaging.addEventHook(legacyReplyLinkHook);
-  const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
+  const rcs = new RcsService(
+    store,
+    messaging,
+    { capability: (msisdn) => router.rcsCapability(msisdn), revoke: (messages) => router.revoke(messages) },
+    validity,
+    logger.child({ component: 'rcs' }),
+  );
   let boundHttpPort = config.httpPort;
   const publicBase = () =>
     config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' || config.httpHost === '::' ? 'localhost' : config.httpHost}:${boundHttpPort}`;
-  const webhooks = new WebhookOutbox(messaging, publicBase);
-  messaging.addEventHook(webhooks.hook);
+  const webhooks = new WebhookOutbox(store, messaging, publicBase, parseSchedule(config.webhookRetrySchedule));
   webhooks.registerFormatter(legacyWebhookFormatter);
-  const inboundService = new InboundService(store, tenancy, messaging);
-  const router = new Router();
-  const simulator = new SimulatorCarrier(store, config.simulator, logger.child({ component: 'simulator' }));
-  router.register(simulator);
-  const voiceSimulator = new VoiceSimulatorCarrier(
-    store,
-    { ...config.simulator, retryMs: config.simulator.voiceRetryMs },
-    logger.child({ component: 'simulator-voice' }),
-  );
-  router.register(voiceSimulator);
-  router.setRoutes([
-    { prefix: '', type: 'VOICE', flow: '*', connectors: [voiceSimulator.name] },
-    { prefix: '', type: '*', flow: '*', connectors: [simulator.name] },
+  const smppOutbox = new SmppOutbox(store);
+  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, logger.child({ component: 'smpp' }));
+
+  // What runs in the transaction of every message event, in this order.
+  consumers.declare([
+    legacyReplyLinkHook, // a reply's legacy callback URL must be on it before its webhook is written
+    webhooks.hook,
+    rcs.conversationHook,
+    smpp.hook,
   ]);
-  const simulatorRcs = new SimulatorRcs(store, simulator, logger.child({ component: 'simulator-rcs' }));
-  messaging.addEventHook(simulatorRcs.hook);
-  const rcs = new RcsService(store, messaging, simulatorRcs, config, logger.child({ component: 'rcs' }));
-  messaging.addEventHook(rcs.conversationHook);
+
   const funds = new FundsService(store);
-  const smpp = new SmppGateway(store, tenancy, messaging, logger.child({ component: 'smpp' }));
-  messaging.addEventHook(smpp.hook);
   const services: Services = {
     config,
-    store,
     metrics: new Metrics(),
+    publicBase,
+    database: { dialect: store.dialect, ping: () => store.ping() },
     tenancy,
     auth,
+    smppCredentials,
     lookup,
     messaging,
     rcs,
-    router,
-    simulator,
+    voice,
+    inbound,
     webhooks,
-    inbound: inboundService,
-    publicBase,
     funds,
     consumption: new ConsumptionService(store),
-    voice,
-    legacy: new LegacyService(auth, tenancy, messaging, voice, funds),
-    smpp,
+    connectors,
+    router,
   };
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
+  legacyRoutes(http, services);
 
-  const sink = carrierEventSink(store, messaging, async (events) => {
-    await inboundService.receive(events);
-  });
-  const dispatcher = new Dispatcher(store, messaging, router, logger.child({ component: 'dispatcher' }), {
+  const expiry = new Expiry(store, messaging, { RCS: (ids, now) => rcs.expire(ids, now) });
+  const dispatch = new Dispatch(store, messaging, router, logger.child({ component: 'dispatcher' }), {
     nodeId: config.nodeId,
     leaseMs: config.dispatchLeaseMs,
     onExpired: (rows, now) => expiry.handleByType(rows, now),
   });
-  messaging.onAccepted((rows) => {
-    if (rows.some((r) => r.status === 'ENROUTE')) dispatcher.wake();
-  });
-  const expiry = new ExpirySweeper(store, messaging, logger.child({ component: 'expiry' }));
-  expiry.setHandler('RCS', (ids, now) => rcs.expire(ids, now));
-  const webhookSender = new WebhookSender(store, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
-    schedule: parseSchedule(config.webhookRetrySchedule),
-  });
-  messaging.onCommitted(() => {
-    if (webhooks.takeWritten()) webhookSender.wake();
+  const dispatcher = dispatcherLoop(dispatch, logger.child({ component: 'dispatcher' }));
+  const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }));
+  const retention = retentionLoop(
+    [{ name: 'idempotency keys', prune: (now) => pruneIdempotencyKeys(store, now) }],
+    logger.child({ component: 'retention' }),
+    PRUNE_EVERY_MS,
+  );
+  const timers = connectorTimersLoop(connectors, router, logger.child({ component: 'connectors' }), config.dispatchLeaseMs);
+  const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
+  const webhookSender = new WebhookSender(webhooks, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
+    leaseMs: config.dispatchLeaseMs,
   });
   const smppServer = createSmppServer({
     host: config.smppHost,
@@ -148,13 +170,16 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onMetric: smppMetricHook(services.metrics),
     maxConcurrentRequests: 100,
   });
-  const smppOutbox = new SmppOutboxWorker(store, smppServer, logger.child({ component: 'smpp-outbox' }), {
+  const smppSender = new SmppOutboxWorker(smppOutbox, smppServer, logger.child({ component: 'smpp-outbox' }), {
     metrics: services.metrics,
   });
-  smpp.onReceiverBound((credentialId) => smppOutbox.bound(credentialId));
-  messaging.onCommitted(() => {
-    if (smpp.takeWritten()) smppOutbox.wake();
-  });
+  smpp.onReceiverBound((credentialId) => smppSender.bound(credentialId));
+
+  // Which worker wakes for which queue (written here or, on PostgreSQL, by another node).
+  store.signals.on('dispatch', () => dispatcher.wake());
+  store.signals.on('connector-records', () => timers.wake());
+  store.signals.on('webhooks', () => webhookSender.wake());
+  store.signals.on('smpp-outbox', () => smppSender.wake());
 
   let stopped = false;
   return {
@@ -163,19 +188,21 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     logger,
     adminKey,
     demo,
+    store,
     async start() {
       await voice.checkAvailability();
-      for (const c of router.all()) await c.start(sink);
-      simulatorRcs.start();
+      await registry.start();
       dispatcher.start();
-      expiry.start();
+      timers.start();
+      sweeper.start();
+      retention.start(Date.now() + PRUNE_EVERY_MS);
       await http.listen({ host: config.httpHost, port: config.httpPort });
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
       boundHttpPort = httpPort;
       webhookSender.start();
       const smppPorts = await smppServer.listen();
-      smppOutbox.start();
+      smppSender.start();
       logger.info(smppPorts, 'SMPP listening');
       return { httpPort, smppPort: smppPorts.port, ...(smppPorts.tlsPort !== undefined && { smppTlsPort: smppPorts.tlsPort }) };
     },
@@ -187,12 +214,13 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       await http.close();
       await messaging.drain();
       await dispatcher.stop();
-      await expiry.stop();
-      await simulatorRcs.stop();
-      for (const c of router.all()) await c.stop();
+      await sweeper.stop();
+      await retention.stop();
+      await timers.stop();
+      await registry.stop();
       await messaging.drain();
       await webhookSender.stop();
-      await smppOutbox.stop();
+      await smppSender.stop();
       await webhookClient.close();
       await store.close();
     },

@@ -8,8 +8,6 @@ export interface SimulatorConfig {
   submitLatencyMs: number;
   /** Delay between the submit and the delivery receipt, in ms. */
   receiptLatencyMs: number;
-  /** Delay between two attempts of a simulated voice call that was busy or not answered, in ms. */
-  voiceRetryMs: number;
 }
 
 export interface TernConfig {
@@ -29,6 +27,8 @@ export interface TernConfig {
   /** Validity of a message at the operator before it expires, in seconds. */
   messageValiditySeconds: number;
   simulator: SimulatorConfig;
+  /** Delay before a voice call whose line was busy or that nobody answered is placed again, in ms. */
+  voiceRetryMs: number;
   /** Node identity used in dispatch leases. */
   nodeId: string;
   /** How long a node owns the messages it claimed for sending; after a crash another node takes them then. */
@@ -66,6 +66,7 @@ const SETTINGS = {
   TERN_SIMULATOR_SUBMIT_LATENCY_MS: 'simulatorSubmitLatencyMs',
   TERN_SIMULATOR_RECEIPT_LATENCY_MS: 'simulatorReceiptLatencyMs',
   TERN_SIMULATOR_VOICE_RETRY_MS: 'simulatorVoiceRetryMs',
+  TERN_VOICE_RETRY_MS: 'voiceRetryMs',
   TERN_NODE_ID: 'nodeId',
   TERN_DISPATCH_LEASE_SECONDS: 'dispatchLeaseSeconds',
 } as const;
@@ -186,8 +187,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     simulator: {
       submitLatencyMs: int('TERN_SIMULATOR_SUBMIT_LATENCY_MS', 0, 0, 600_000)!,
       receiptLatencyMs: int('TERN_SIMULATOR_RECEIPT_LATENCY_MS', 50, 0, 3_600_000)!,
-      voiceRetryMs: int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     },
+    // TERN_SIMULATOR_VOICE_RETRY_MS is this setting's former name, from when the simulator placed calls again itself.
+    voiceRetryMs: int('TERN_VOICE_RETRY_MS', null, 0, 86_400_000) ?? int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
     nodeId: str('TERN_NODE_ID', null) ?? `node-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   };

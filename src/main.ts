@@ -19,7 +19,7 @@ async function serve(args: string[]): Promise<void> {
   }
   const { httpPort } = await app.start();
   const base = config.publicUrl ?? `http://localhost:${httpPort}`;
-  log.info({ httpPort, database: app.services.store.dialect }, `Tern listening on ${base}`);
+  log.info({ httpPort, database: app.store.dialect }, `Tern listening on ${base}`);
 
   const lines: string[] = [];
   if (app.adminKey.generated) {

@@ -1,62 +1,66 @@
-import type { MessageRow } from '../store/messages.ts';
-import type { CarrierConnector } from '../core/ports.ts';
-
-export interface Route {
-  /** Destination prefix (digits, international form); '' matches every number. */
-  prefix: string;
-  /** Message type (SMS, RCS, VOICE) or '*'. */
-  type: string;
-  /** Channel flow or '*'. */
-  flow: string;
-  connectors: string[];
-}
+import { candidateOrder, findRoute, orderRoutes, type RoutableMessage } from '../core/domain/routing.ts';
+import type { NumberLookup } from '../core/lookup/enrich.ts';
+import { type LiveStatus, UNKNOWN_LIVE_STATUS } from '../core/lookup/number-status.ts';
+import type { Connector, RcsCapabilityAnswer, RouteChoice, Router } from '../core/ports.ts';
+import type { RouteDefinition } from '../core/routing/service.ts';
+import type { ConnectorRegistry } from './registry.ts';
 
 /**
- * Picks the connector for a message: the first route whose prefix, type and flow match, the longest prefix first,
- * and in that route the first connector that is up (failover in order).
+ * Picks connectors for messages from the routes in the database: the first route that takes the message (by
+ * priority, then the longest prefix), one of its connectors drawn by weight among those UP, then its other
+ * connectors, then its failover list. A route whose connectors are all down gives no candidate: the message waits.
  */
-export class Router {
-  private readonly connectors = new Map<string, CarrierConnector>();
-  private readonly down = new Set<string>();
-  private routes: Route[] = [];
-  private readonly flows = new Map<string, string>();
+export class ConnectorRouter implements Router {
+  private ordered: RouteDefinition[] = [];
 
-  register(connector: CarrierConnector): void {
-    this.connectors.set(connector.name, connector);
+  constructor(
+    private readonly registry: ConnectorRegistry,
+    private readonly random: () => number = Math.random,
+  ) {
+    registry.onLoaded(() => {
+      this.ordered = orderRoutes(registry.routes());
+    });
   }
 
-  connector(name: string): CarrierConnector | undefined {
-    return this.connectors.get(name);
+  route(m: RoutableMessage): RouteChoice {
+    const route = findRoute(this.ordered, m);
+    if (!route) return { route: null, candidates: [] };
+    const up = (id: string) => this.registry.health(id)?.state === 'UP';
+    const candidates = candidateOrder(route, up, this.random())
+      .map((id) => this.registry.byId(id))
+      .filter((c): c is Connector => c !== undefined);
+    return { route: route.name, candidates };
   }
 
-  all(): CarrierConnector[] {
-    return [...this.connectors.values()];
+  connector(name: string): Connector | undefined {
+    return this.registry.byName(name);
   }
 
-  setRoutes(routes: Route[]): void {
-    this.routes = [...routes].sort((a, b) => b.prefix.length - a.prefix.length);
+  /** The first connector routed for this kind of request that can answer it. */
+  private capable<K extends keyof Connector>(m: RoutableMessage, capability: K): Connector | undefined {
+    return this.route(m).candidates.find((c) => typeof c[capability] === 'function');
   }
 
-  setChannelFlow(channelId: string, flow: string): void {
-    this.flows.set(channelId, flow);
+  /** RCS capability of a number, asked of the connector RCS messages to it would go through. */
+  async rcsCapability(msisdn: string): Promise<RcsCapabilityAnswer> {
+    const c = this.capable(probe('RCS', msisdn), 'rcsCapability');
+    return c ? c.rcsCapability!(msisdn) : { capable: false, features: [] };
   }
 
-  markDown(name: string, isDown: boolean): void {
-    if (isDown) this.down.add(name);
-    else this.down.delete(name);
+  /** Withdraws undelivered messages at the connectors that carry them. */
+  async revoke(messages: Array<{ id: string; connector: string | null }>): Promise<void> {
+    const byConnector = new Map<string, string[]>();
+    for (const m of messages) if (m.connector) byConnector.set(m.connector, [...(byConnector.get(m.connector) ?? []), m.id]);
+    for (const [name, ids] of byConnector) await this.connector(name)?.revoke?.(ids);
   }
 
-  pick(m: Pick<MessageRow, 'recipient' | 'type' | 'channel_id'>): CarrierConnector | null {
-    const flow = this.flows.get(m.channel_id) ?? '*';
-    for (const r of this.routes) {
-      if (!m.recipient.startsWith(r.prefix)) continue;
-      if (r.type !== '*' && r.type !== m.type) continue;
-      if (r.flow !== '*' && r.flow !== flow) continue;
-      for (const name of r.connectors) {
-        const c = this.connectors.get(name);
-        if (c && !this.down.has(name)) return c;
-      }
-    }
-    return null;
+  /** The live part of a lookup, from the connector lookups are routed to (type LOOKUP). */
+  async liveStatus(number: NumberLookup): Promise<LiveStatus> {
+    const c = this.capable(probe('LOOKUP', number.msisdn, number.isoCountryCode), 'numberStatus');
+    return c ? c.numberStatus!(number) : UNKNOWN_LIVE_STATUS;
   }
+}
+
+function probe(type: string, recipient: string, country: string | null = null): RoutableMessage {
+  return { type, recipient, channelId: '', organisationId: '', flow: '', country, mccMnc: null };
 }

@@ -4,6 +4,7 @@ import type { Db, Store } from '../store/db.ts';
 import {
   completeIdempotencyRow,
   deleteIdempotencyClaim,
+  deleteIdempotencyKeysBefore,
   findIdempotencyRow,
   IN_PROGRESS,
   insertIdempotencyClaim,
@@ -133,5 +134,20 @@ export async function runIdempotent<T>(
   } catch (err) {
     if (req && claimedAt !== null) await releaseIdempotencyKey(store.db, req, claimedAt);
     throw err;
+  }
+}
+
+const PRUNE_BATCH = 500;
+
+/**
+ * Forgets keys past their replay window (an abandoned claim is older still), a small batch at a time so sends never
+ * wait behind a long delete; returns how many went.
+ */
+export async function pruneIdempotencyKeys(store: Store, now = Date.now()): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await deleteIdempotencyKeysBefore(store.db, now - IDEMPOTENCY_TTL_MS, PRUNE_BATCH);
+    total += n;
+    if (n < PRUNE_BATCH) return total;
   }
 }

@@ -1,4 +1,13 @@
-/** What a carrier connector is handed: a message as it goes to an operator. */
+/**
+ * What the core needs from the outside world, as interfaces: operator connections (connectors), routing between
+ * them, and the events they send back. Concrete connectors live in src/connectors and are created from data by a
+ * registry; the core never imports one.
+ */
+import type { RoutableMessage } from './domain/routing.ts';
+import type { NumberLookup } from './lookup/enrich.ts';
+import type { LiveStatus } from './lookup/number-status.ts';
+
+/** A message as it goes to an operator. */
 export interface OutboundMessage {
   id: string;
   type: string;
@@ -10,6 +19,11 @@ export interface OutboundMessage {
   body: Record<string, unknown>;
   validityUntil: number | null;
   registeredDelivery: number;
+  /**
+   * Which placement of the message this is: 1, then 2, 3… when the core places it again (a voice call whose line
+   * was busy). A submit repeated after a crash carries the same number as the one it repeats.
+   */
+  attempt: number;
 }
 
 export type SubmitResult =
@@ -18,6 +32,7 @@ export type SubmitResult =
 
 export type ReceiptStatus = 'DELIVERED' | 'UNDELIVERED' | 'UNDELIVERABLE' | 'READ';
 
+/** What an operator reports about a message it took. */
 export interface ReceiptEvent {
   kind: 'receipt';
   connector: string;
@@ -25,15 +40,12 @@ export interface ReceiptEvent {
   messageId?: string;
   upstreamId?: string;
   status: ReceiptStatus;
+  /** Why (BUSY, NO_ANSWER, INVALID_PHONE_NUMBER…); the core decides what it means (a retry, a refund). */
   detail?: string | null;
-  /**
-   * The message never reached the person (a voice call busy or unanswered): its charge is given back. Default:
-   * only UNDELIVERABLE is refunded.
-   */
-  refund?: boolean;
   at: number;
 }
 
+/** A message from a person to one of the channels' numbers, short codes or agents. */
 export interface InboundEvent {
   kind: 'mo';
   connector: string;
@@ -50,13 +62,117 @@ export type CarrierEvent = ReceiptEvent | InboundEvent;
 /** Receives receipts and inbound messages; resolves once they are durably applied. */
 export type CarrierEventSink = (events: CarrierEvent[]) => Promise<void>;
 
-/**
- * One operator connection. `submit` must be idempotent on `OutboundMessage.id` where the operator supports it:
- * after a crash, a message whose submit outcome was not recorded is submitted again with the same id.
- */
-export interface CarrierConnector {
+/** A connector's state as the router sees it: messages go only to connectors that are UP. */
+export type ConnectorState = 'CONNECTING' | 'UP' | 'THROTTLED' | 'DOWN';
+
+export interface ConnectorHealth {
+  state: ConnectorState;
+  since: number;
+  lastError: string | null;
+}
+
+/** Something a connector keeps about its work: `data` is its own, `dueAt` when it wants `due` called for it. */
+export interface ConnectorRecord {
+  key: string;
+  data: Record<string, unknown>;
+  dueAt: number | null;
+}
+
+/** Durable records of one connector, shared by every node that runs it. */
+export interface ConnectorRecords {
+  get(keys: string[]): Promise<Map<string, ConnectorRecord>>;
+  /** Creates or replaces records; those with a due time are handed to `Connector.due` when it comes. */
+  put(records: ConnectorRecord[]): Promise<void>;
+}
+
+/** The minimal logger a connector writes to. */
+export interface ConnectorLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** What the core gives a running connector. */
+export interface ConnectorContext {
   readonly name: string;
-  submit(batch: OutboundMessage[]): Promise<SubmitResult[]>;
-  start(sink: CarrierEventSink): Promise<void>;
+  readonly logger: ConnectorLogger;
+  /** Receipts and inbound messages; resolves once they are durably applied (answer the operator only then). */
+  emit(events: CarrierEvent[]): Promise<void>;
+  /** Tells the router whether the connector can take messages now. */
+  health(state: ConnectorState, lastError?: string | null): void;
+  records: ConnectorRecords;
+}
+
+/** An HTTP request to a route a connector mounts (an operator's delivery-report callback, a simulator's injection). */
+export interface ConnectorHttpRequest {
+  method: string;
+  /** The path below the connector's base (`/connectors/{name}`), with its query string removed. */
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed body (JSON or form fields), or undefined. */
+  body: unknown;
+  /** The raw body, for signature checks. */
+  rawBody: string;
+}
+
+export interface ConnectorHttpResponse {
+  status: number;
+  body?: unknown;
+  contentType?: string;
+}
+
+export interface ConnectorRoute {
+  method: 'GET' | 'POST';
+  /** Below `/connectors/{name}`, e.g. `/mo`. */
+  path: string;
+  /** `operator`: the operator key is required; `public`: the connector checks the caller itself (signatures). */
+  access: 'operator' | 'public';
+  handle(req: ConnectorHttpRequest): Promise<ConnectorHttpResponse>;
+}
+
+export interface RcsCapabilityAnswer {
+  capable: boolean;
+  features: string[];
+}
+
+/**
+ * One operator connection. `submit` must be idempotent on the message id and attempt where the operator allows
+ * it: after a crash, a message whose submit outcome was not recorded is submitted again with the same id and attempt.
+ */
+export interface Connector {
+  readonly name: string;
+  readonly kind: string;
+  start(ctx: ConnectorContext): Promise<void>;
   stop(): Promise<void>;
+  submit(batch: OutboundMessage[]): Promise<SubmitResult[]>;
+  /**
+   * Records whose due time came, claimed for this connector on this node alone; returns the ones to keep with a
+   * new due time (the others are kept without one).
+   */
+  due?(records: ConnectorRecord[], now: number): Promise<ConnectorRecord[]>;
+  /** HTTP routes of its own, mounted under `/connectors/{name}`. */
+  routes?(): ConnectorRoute[];
+  /** RCS: whether a number can receive RCS, and which features its handset supports. */
+  rcsCapability?(msisdn: string): Promise<RcsCapabilityAnswer>;
+  /** RCS: withdraws messages not delivered yet (before their SMS fallback goes out). */
+  revoke?(messageIds: string[]): Promise<void>;
+  /** Lookups: whether a number is reachable now and which network serves it (an HLR query). */
+  numberStatus?(number: NumberLookup): Promise<LiveStatus>;
+}
+
+export interface RouteChoice {
+  /** The rule that matched, or null when none did (the message cannot be routed at all). */
+  route: string | null;
+  /** Connectors able to take the message now, in the order to try them (weighted pick first, then failover). */
+  candidates: Connector[];
+}
+
+export type { RoutableMessage };
+
+/** Picks connectors for messages, and finds a running connector by name. */
+export interface Router {
+  route(m: RoutableMessage): RouteChoice;
+  connector(name: string): Connector | undefined;
 }

@@ -1,41 +1,40 @@
-import type { Router } from '../connectors/router.ts';
-import type { SimulatorCarrier } from '../connectors/simulator/sms.ts';
 import type { TernConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Store } from '../store/db.ts';
-import type { AuthService } from './tenancy/auth.ts';
 import type { ConsumptionService } from './billing/consumption.ts';
 import type { FundsService } from './billing/funds.ts';
-import type { RcsService } from './rcs/service.ts';
-import type { MessagingService } from './messaging/service.ts';
 import type { LookupService } from './lookup/service.ts';
-import type { TenancyService } from './tenancy/service.ts';
-import type { WebhookOutbox } from './webhooks/outbox.ts';
 import type { InboundService } from './messaging/inbound.ts';
+import type { MessagingService } from './messaging/service.ts';
+import type { Router } from './ports.ts';
+import type { RcsService } from './rcs/service.ts';
+import type { ConnectorService } from './routing/service.ts';
+import type { AuthService } from './tenancy/auth.ts';
+import type { TenancyService } from './tenancy/service.ts';
+import type { SmppCredentialService } from './tenancy/smpp-credentials.ts';
 import type { VoiceService } from './voice/service.ts';
-import type { LegacyService } from '../doors/legacy/service.ts';
-import type { SmppGateway } from '../doors/smpp/gateway.ts';
+import type { WebhookOutbox } from './webhooks/outbox.ts';
 
-/** Every service, built once by the composition root and shared by all doors (REST, SMPP, legacy HTTP). */
+/** The use cases, built once by the composition root and shared by every door (REST, legacy HTTP, SMPP). */
 export interface Services {
   config: TernConfig;
-  store: Store;
   metrics: Metrics;
+  /** Base of `href` fields outside a request (webhook bodies): TERN_PUBLIC_URL or the bound address. */
+  publicBase: () => string;
+  /** The database, for readiness checks. */
+  database: { readonly dialect: 'sqlite' | 'postgres'; ping(): Promise<void> };
   tenancy: TenancyService;
   auth: AuthService;
+  smppCredentials: SmppCredentialService;
   lookup: LookupService;
   messaging: MessagingService;
   rcs: RcsService;
-  router: Router;
-  simulator: SimulatorCarrier;
-  webhooks: WebhookOutbox;
+  voice: VoiceService;
   inbound: InboundService;
-  /** Base of `href` fields outside a request (webhook bodies): TERN_PUBLIC_URL or the bound address. */
-  publicBase: () => string;
+  webhooks: WebhookOutbox;
   funds: FundsService;
   consumption: ConsumptionService;
-  voice: VoiceService;
-  legacy: LegacyService;
-  /** The SMPP door: credentials, binds, submits, receipts. */
-  smpp: SmppGateway;
+  /** Operator connections and routes as data; events injected on a connector's behalf. */
+  connectors: ConnectorService;
+  /** The running connectors, by route. */
+  router: Router;
 }

@@ -5,6 +5,7 @@ import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql }
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
+import { Signals } from './signals.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -16,7 +17,11 @@ export interface Store {
   readonly sqlite: SQLite.Database | null;
   /** The PostgreSQL schema Tern's tables live in, when one is configured (`?schema=`). */
   readonly schema: string | null;
+  /** Wake-ups of the workers that read the queues (in-process, and between nodes on PostgreSQL). */
+  readonly signals: Signals;
   ping(): Promise<void>;
+  /** PostgreSQL: starts hearing the other nodes' wake-ups. */
+  listen?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,7 +59,7 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
   });
 }
 
-function openSqlite(path: string): Store {
+function openSqlite(path: string, nodeId: string): Store {
   const file = path === ':memory:' ? path : resolve(path);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const handle = new SQLite(file);
@@ -72,6 +77,7 @@ function openSqlite(path: string): Store {
     dialect: 'sqlite',
     sqlite: handle,
     schema: null,
+    signals: new Signals('sqlite', 'tern', nodeId),
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -81,7 +87,7 @@ function openSqlite(path: string): Store {
   };
 }
 
-function openPostgres(url: string): Store {
+function openPostgres(url: string, nodeId: string): Store {
   const u = new URL(url);
   const schema = u.searchParams.get('schema');
   u.searchParams.delete('schema');
@@ -94,15 +100,22 @@ function openPostgres(url: string): Store {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);
+  const connectionString = u.toString();
   return {
     db,
     dialect: 'postgres',
     sqlite: null,
     schema,
+    signals,
     async ping() {
       await sql`select 1`.execute(db);
     },
+    async listen() {
+      await signals.listen(connectionString, schema ? `-c search_path=${schema}` : undefined);
+    },
     async close() {
+      await signals.close();
       await db.destroy();
     },
   };
@@ -114,12 +127,23 @@ export function isRetryableTransactionError(err: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
-/** Runs `work` in a transaction, again (up to 3 times) when PostgreSQL aborts it as a deadlock. */
+/**
+ * Runs `work` in a transaction, again (up to 3 times) when PostgreSQL aborts it as a deadlock. Workers of the queues
+ * it wrote to are woken once it commits.
+ */
 export async function inTransaction<T>(store: Store, work: (trx: Db) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    let open: Db | null = null;
     try {
-      return await store.db.transaction().execute(work);
+      const result = await store.db.transaction().execute((trx) => {
+        open = trx;
+        store.signals.begin(trx);
+        return work(trx);
+      });
+      store.signals.commit(open!);
+      return result;
     } catch (err) {
+      if (open) store.signals.discard(open);
       if (attempt >= 3 || !isRetryableTransactionError(err)) throw err;
     }
   }
@@ -128,12 +152,13 @@ export async function inTransaction<T>(store: Store, work: (trx: Db) => Promise<
 /**
  * Opens `sqlite:<path>` or `postgres://…[?schema=name&pool=n]` and brings its schema up to date.
  */
-export async function openStore(databaseUrl: string): Promise<Store> {
+export async function openStore(databaseUrl: string, nodeId = `node-${process.pid}`): Promise<Store> {
   const store = databaseUrl.startsWith('sqlite:')
-    ? openSqlite(databaseUrl.slice('sqlite:'.length))
-    : openPostgres(databaseUrl);
+    ? openSqlite(databaseUrl.slice('sqlite:'.length), nodeId)
+    : openPostgres(databaseUrl, nodeId);
   try {
     await migrate(store);
+    await store.listen?.();
   } catch (err) {
     await store.close();
     throw err;

@@ -92,3 +92,15 @@ export async function pruneIdempotencyKeys(db: Db, before: number): Promise<numb
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Deletes up to `limit` keys created before `before`; returns how many. */
+export async function deleteIdempotencyKeysBefore(db: Db, before: number, limit: number): Promise<number> {
+  const old = await db.selectFrom('idempotency_keys').select(['scope', 'key']).where('created_at', '<', before).limit(limit).execute();
+  if (old.length === 0) return 0;
+  await db
+    .deleteFrom('idempotency_keys')
+    .where((eb) => eb.or(old.map((k) => eb.and([eb('scope', '=', k.scope), eb('key', '=', k.key)]))))
+    .where('created_at', '<', before)
+    .execute();
+  return old.length;
+}

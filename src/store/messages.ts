@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from './db.ts';
+import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
 export type MessageRow = MessageTable;
@@ -19,21 +19,43 @@ export async function insertEvents(db: Db, rows: MessageEventRow[]): Promise<voi
   }
 }
 
-export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number }>): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK * 2) {
-    await db
-      .insertInto('dispatch_queue')
-      .values(
-        rows.slice(i, i + INSERT_CHUNK * 2).map((r) => ({
-          message_id: r.messageId,
-          due_at: r.dueAt,
-          attempts: 0,
-          claimed_by: null,
-          lease_until: null,
-        })),
-      )
-      .execute();
+/**
+ * Reads messages for a change of status, locked until the transaction ends (PostgreSQL), in id order, so two
+ * transactions touching the same messages cannot wait on each other in a cycle.
+ */
+export async function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<MessageRow[]> {
+  const sorted = [...new Set(ids)].sort();
+  const out: MessageRow[] = [];
+  for (let i = 0; i < sorted.length; i += 500) {
+    let q = db.selectFrom('messages').selectAll().where('id', 'in', sorted.slice(i, i + 500)).orderBy('id');
+    if (dialect === 'postgres') q = q.forNoKeyUpdate();
+    out.push(...(await q.execute()));
   }
+  return out;
+}
+
+/** Writes the status fields (and charge and extra) of changed messages, one statement per 200. */
+export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) {
+    const values = sql.join(
+      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra})`),
+    );
+    await sql`update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
+        charged = cast(v.column5 as bigint), extra = v.column6
+      from (values ${values}) as v where messages.id = v.column1`.execute(db);
+  }
+}
+
+/** Messages an operator took (they have an upstream id) and never reported on, past their validity. */
+export function expiredOnTheirWay(db: Db, now: number, limit: number): Promise<Array<{ id: string; type: string }>> {
+  return db
+    .selectFrom('messages')
+    .select(['id', 'type'])
+    .where('status', '=', sql.lit('ENROUTE')) // a literal, so the partial index applies
+    .where('validity_until', '<', now)
+    .where('upstream_id', 'is not', null)
+    .limit(limit)
+    .execute();
 }
 
 export async function findMessage(db: Db, id: string): Promise<MessageRow | null> {

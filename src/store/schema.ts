@@ -120,6 +120,8 @@ export interface MessageTable {
   registered_delivery: number;
   day: string;
   extra: string | null;
+  /** Times the message was placed with an operator (a voice call tried again after a busy line is placed twice). */
+  attempts: number;
 }
 
 export interface DispatchQueueTable {
@@ -184,20 +186,6 @@ export interface TransferTable {
   created_at: number;
 }
 
-export interface SimulatorSubmissionTable {
-  message_id: string;
-  upstream_id: string;
-  recipient: string;
-  text: string;
-  attempts: number;
-  accepted: number;
-  duplicate_submits: number;
-  receipt_status: string | null;
-  receipt_due_at: number | null;
-  emitted: number;
-  created_at: number;
-}
-
 export interface WebhookDeliveryTable {
   id: string;
   event_id: string;
@@ -258,32 +246,11 @@ export interface RcsConversationMessageTable {
   at: number;
 }
 
-export interface SimulatorRcsReadTable {
-  message_id: string;
-  due_at: number;
-  emitted: number;
-}
-
 export interface VoiceAudioTable {
   message_id: string;
   wav: Buffer;
   duration_ms: number;
   created_at: number;
-}
-
-export interface SimulatorCallTable {
-  message_id: string;
-  upstream_id: string;
-  recipient: string;
-  outcome: string;
-  attempts: number;
-  duplicate_submits: number;
-  next_at: number | null;
-  final_status: string | null;
-  final_detail: string | null;
-  emitted: number;
-  created_at: number;
-  ended_at: number | null;
 }
 
 export interface SmppCredentialTable {
@@ -314,20 +281,60 @@ export interface SmppOutboxTable {
   expires_at: number;
   attempts: number;
   next_attempt_at: number;
+  lease_until: number | null;
+}
+
+/** One operator connection (its kind's settings as JSON). */
+export interface ConnectorTable {
+  id: string;
+  /** Unique and never changed: messages and receipts name their connector by it. */
+  name: string;
+  kind: string;
+  settings: string;
+  /** DEFAULT (the embedded simulator), API or CONFIG. */
+  source: string;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A routing rule: which messages (`match`, JSON) go to which connectors (JSON `[{connectorId, weight}]`). */
+export interface RouteTable {
+  id: string;
+  name: string;
+  priority: number;
+  match: string;
+  connectors: string;
+  /** JSON list of connector ids tried in order when the route's connectors cannot take a message. */
+  failover: string;
+  source: string;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** State a connector keeps about its work (pending receipts, timers), with an optional due time and a lease. */
+export interface ConnectorRecordTable {
+  connector: string;
+  key: string;
+  data: string;
+  due_at: number | null;
+  lease_until: number | null;
+  created_at: number;
 }
 
 export interface Database {
   smpp_credentials: SmppCredentialTable;
   smpp_outbox: SmppOutboxTable;
   voice_audio: VoiceAudioTable;
-  simulator_calls: SimulatorCallTable;
+  connectors: ConnectorTable;
+  routes: RouteTable;
+  connector_records: ConnectorRecordTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
   unrouted_inbound: UnroutedInboundTable;
-  simulator_submissions: SimulatorSubmissionTable;
   rcs_conversations: RcsConversationTable;
   rcs_conversation_messages: RcsConversationMessageTable;
-  simulator_rcs_reads: SimulatorRcsReadTable;
   organisations: OrganisationTable;
   channels: ChannelTable;
   credentials: CredentialTable;

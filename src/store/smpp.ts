@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, Dialect } from './db.ts';
+import type { Db } from './db.ts';
 import type { SmppCredentialTable, SmppOutboxTable } from './schema.ts';
 
 /** SMPP credentials and the outbox of deliver_sm waiting for a receiver. */
@@ -86,36 +86,6 @@ export async function insertOutbox(db: Db, rows: SmppOutboxRow[]): Promise<void>
   }
 }
 
-/**
- * Claims due rows of the given credentials: their next attempt moves `leaseMs` ahead, so no other pass or node takes
- * them meanwhile; a row whose deliver_sm is answered is deleted, any other is rescheduled.
- */
-export async function claimOutbox(
-  db: Db,
-  dialect: Dialect,
-  credentialIds: string[],
-  now: number,
-  leaseMs: number,
-  limit: number,
-): Promise<SmppOutboxRow[]> {
-  if (credentialIds.length === 0) return [];
-  const lock = dialect === 'postgres' ? sql`for update skip locked` : sql``;
-  const res = await sql<SmppOutboxRow>`
-    update smpp_outbox set next_attempt_at = ${now + leaseMs}
-    where id in (
-      select id from smpp_outbox
-      where credential_id in (${sql.join(credentialIds)}) and next_attempt_at <= ${now} and expires_at > ${now}
-      order by next_attempt_at, id limit ${limit} ${lock}
-    )
-    returning *`.execute(db);
-  return res.rows.map((r) => ({
-    ...r,
-    created_at: Number(r.created_at),
-    expires_at: Number(r.expires_at),
-    next_attempt_at: Number(r.next_attempt_at),
-  }));
-}
-
 export async function deleteOutbox(db: Db, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) {
     await db.deleteFrom('smpp_outbox').where('id', 'in', ids.slice(i, i + 500)).execute();
@@ -123,20 +93,19 @@ export async function deleteOutbox(db: Db, ids: string[]): Promise<void> {
 }
 
 export async function rescheduleOutbox(db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> {
-  await db.updateTable('smpp_outbox').set({ attempts, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+  await db.updateTable('smpp_outbox').set({ attempts, next_attempt_at: nextAttemptAt, lease_until: null }).where('id', '=', id).execute();
 }
 
-/** Makes every waiting row of these credentials due now (a receiver just bound). */
-export async function makeOutboxDue(db: Db, credentialIds: string[], now: number, except: string[]): Promise<void> {
+/** Makes every waiting row of these credentials due now (a receiver just bound); rows being delivered keep their lease. */
+export async function makeOutboxDue(db: Db, credentialIds: string[], now: number): Promise<void> {
   if (credentialIds.length === 0) return;
-  let q = db
+  await db
     .updateTable('smpp_outbox')
     .set({ next_attempt_at: now })
     .where('credential_id', 'in', credentialIds)
-    .where('next_attempt_at', '>', now);
-  // Rows being delivered right now keep their lease.
-  if (except.length > 0) q = q.where('id', 'not in', except);
-  await q.execute();
+    .where('next_attempt_at', '>', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .execute();
 }
 
 /** Deletes rows past their expiry; returns how many per credential. */

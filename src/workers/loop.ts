@@ -1,51 +1,91 @@
 /**
- * Runs `pass` whenever there may be work: at once when woken, again right after if woken while running, and
- * every `idleMs` otherwise (work that became due, or was written by another node). One pass at a time.
+ * Runs `pass` whenever there may be work, one pass at a time: at once when woken (new work was committed, here or
+ * on another node), again right after a pass if woken while it ran, at the time the pass asks for (its next due
+ * work), and otherwise every `safetyMs` — a slow poll that only matters if a wake-up was lost.
  */
-export class WakeableLoop {
+export class Loop {
   private timer: NodeJS.Timeout | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
   private running = false;
   private rerun = false;
   private stopped = true;
   private current: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly pass: () => Promise<void>,
-    private readonly idleMs: number,
+    /** Does the work that is due; resolves with when it next wants to run (null: nothing scheduled). */
+    private readonly pass: () => Promise<number | null | void>,
+    private readonly safetyMs: number,
+    private readonly onError: (err: unknown) => void = () => undefined,
   ) {}
 
   get isStopped(): boolean {
     return this.stopped;
   }
 
-  start(): void {
+  /** Starts with a pass now, or at `firstAt`. */
+  start(firstAt?: number): void {
     this.stopped = false;
-    this.wake();
+    if (firstAt === undefined) this.wake();
+    else this.at(firstAt);
   }
 
   /** Stops scheduling and waits for the pass in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.clearTimer();
     await this.current;
   }
 
+  /** Run a pass now (or right after the one running). */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.rerun = true;
       return;
     }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.clearTimer();
     this.running = true;
     this.rerun = false;
-    this.current = this.pass().finally(() => {
-      this.running = false;
-      if (this.stopped) return;
-      if (this.rerun) this.wake();
-      else this.timer = setTimeout(() => this.wake(), this.idleMs);
-    });
+    let next: number | null = null;
+    this.current = this.pass()
+      .then(
+        (n) => {
+          next = typeof n === 'number' ? n : null;
+        },
+        (err: unknown) => this.onError(err),
+      )
+      .finally(() => {
+        this.running = false;
+        if (this.stopped) return;
+        if (this.rerun) this.wake();
+        else this.at(Math.min(next ?? Number.POSITIVE_INFINITY, Date.now() + this.safetyMs));
+      });
+  }
+
+  /** Asks for a pass at `time` (the earliest request wins). */
+  at(time: number): void {
+    if (this.stopped || time >= this.timerAt) return;
+    if (this.running) {
+      if (time <= Date.now()) this.rerun = true;
+      else this.schedule(time);
+      return;
+    }
+    this.schedule(time);
+  }
+
+  private schedule(time: number): void {
+    this.clearTimer();
+    this.timerAt = time;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.wake();
+    }, Math.max(0, time - Date.now()));
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerAt = Number.POSITIVE_INFINITY;
   }
 }

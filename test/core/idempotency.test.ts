@@ -6,6 +6,7 @@ import {
   completeIdempotencyKey,
   IDEMPOTENCY_ABANDONED_MS,
   IDEMPOTENCY_TTL_MS,
+  pruneIdempotencyKeys,
   releaseIdempotencyKey,
   requestFingerprint,
   runIdempotent,
@@ -49,7 +50,7 @@ forEachDialect('idempotency keys', (dialect) => {
   const req = (key: string, body: unknown = { amount: 1 }) => ({ scope: 'test:org', key, fingerprint: requestFingerprint(body) });
 
   test('claim, answer, replay; another request with the key is 422; in progress is 409', async () => {
-    const { db } = server.app.services.store;
+    const { db } = server.app.store;
     const r = req('k1');
     const claim = await claimIdempotencyKey(db, r, 1_000);
     assert.deepEqual(claim, { state: 'claimed', claimedAt: 1_000 });
@@ -62,7 +63,7 @@ forEachDialect('idempotency keys', (dialect) => {
   });
 
   test('an answered key expires after a day; an abandoned claim after a minute', async () => {
-    const { db } = server.app.services.store;
+    const { db } = server.app.store;
     const r = req('k2');
     await claimIdempotencyKey(db, r, 10_000);
     await db.transaction().execute((trx) => completeIdempotencyKey(trx, r, 10_000, { statusCode: 201, body: 'first' }));
@@ -89,7 +90,7 @@ forEachDialect('idempotency keys', (dialect) => {
   });
 
   test('runIdempotent: once per key, nothing kept when the work fails, PostgreSQL deadlocks run again', async () => {
-    const { store } = server.app.services;
+    const { store } = server.app;
     const { db } = store;
     await db.schema.createTable('idem_effects').ifNotExists().addColumn('note', 'text').execute();
     const effects = async () => (await db.selectFrom('idem_effects' as never).selectAll().execute()).length;
@@ -136,5 +137,26 @@ forEachDialect('idempotency keys', (dialect) => {
     );
     assert.equal(calls, 3, 'gives up after three attempts');
     assert.deepEqual(await runIdempotent(store, null, work('no key')), { statusCode: 201, body: { note: 'no key' }, replayed: false });
+  });
+
+  test('keys past their day are pruned in batches; younger ones stay', async () => {
+    const { store } = server.app;
+    const now = 5_000_000_000_000;
+    const rows = Array.from({ length: 1_203 }, (_, i) => ({
+      scope: 'prune:test',
+      key: `old-${i}`,
+      request_hash: 'h',
+      status_code: i % 2 === 0 ? 201 : 0,
+      response_body: '',
+      created_at: now - IDEMPOTENCY_TTL_MS - 1 - i,
+    }));
+    for (let i = 0; i < rows.length; i += 400) await store.db.insertInto('idempotency_keys').values(rows.slice(i, i + 400)).execute();
+    await claimIdempotencyKey(store.db, { scope: 'prune:test', key: 'young', fingerprint: 'h' }, now - IDEMPOTENCY_TTL_MS + 1);
+    // The earlier tests' keys (dated 1970) go too.
+    assert.ok((await pruneIdempotencyKeys(store, now)) >= 1_203);
+    const older = await store.db.selectFrom('idempotency_keys').select('key').where('created_at', '<', now - IDEMPOTENCY_TTL_MS).execute();
+    assert.deepEqual(older, []);
+    const left = await store.db.selectFrom('idempotency_keys').select('key').where('scope', '=', 'prune:test').execute();
+    assert.deepEqual(left.map((r) => r.key), ['young']);
   });
 });

@@ -117,7 +117,10 @@ test('killed with messages in flight and started again: every accepted message e
     const statuses = check.prepare(`select status, count(*) as n from messages group by status`).all() as Array<{ status: string; n: number }>;
     assert.deepEqual(statuses, [{ status: 'DELIVERED', n: 300 }]);
     const carrier = check
-      .prepare(`select count(*) as n, sum(accepted) as acceptedOnce, sum(duplicate_submits) as duplicates from simulator_submissions`)
+      .prepare(
+        `select count(*) as n, sum(json_extract(data, '$.accepted')) as acceptedOnce, sum(json_extract(data, '$.duplicates')) as duplicates
+         from connector_records where connector = 'simulator'`,
+      )
       .get() as { n: number; acceptedOnce: number; duplicates: number };
     assert.equal(carrier.n, 300, 'one carrier record per message');
     assert.equal(carrier.acceptedOnce, 300, 'each message accepted by the carrier once');

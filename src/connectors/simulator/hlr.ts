@@ -8,7 +8,7 @@
 import { carrierPrefixTable } from '../../core/lookup/carrier-prefixes.ts';
 import { lookupNumber, type NumberLookup } from '../../core/lookup/enrich.ts';
 import { LruCache } from '../../core/lookup/lru.ts';
-import { type LiveStatus, type NumberStatusProvider, UNKNOWN_LIVE_STATUS } from '../../core/lookup/number-status.ts';
+import { type LiveStatus, UNKNOWN_LIVE_STATUS } from '../../core/lookup/number-status.ts';
 
 export const UNREACHABLE_ENDING = '555';
 export const PORTED_ENDING = '777';
@@ -22,7 +22,7 @@ interface NetworkRanges {
   prefixes: string[];
 }
 
-export class SimulatorHlr implements NumberStatusProvider {
+export class SimulatorHlr {
   private readonly rangesByCallingCode = new Map<string, Promise<NetworkRanges[]>>();
   private readonly portedTo = new LruCache<string, Promise<string | null>>(1_000);
 

@@ -3,7 +3,10 @@ import { uuidv7 } from '../domain/ids.ts';
 import type { MessageStatus, StatusDetail } from '../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Db, Dialect } from '../../store/db.ts';
-import { enqueueDispatch, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
+import { enqueueDispatch } from '../../store/dispatch.ts';
+import type { LeasedQueue } from '../../store/queue.ts';
+import type { EventConsumers } from '../events.ts';
+import { insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
 import { utcDay, utcMonthStart } from '../tenancy/service.ts';
 
@@ -28,7 +31,6 @@ export interface PreparedMessage {
   afterInsert?: (db: Db, row: MessageRow) => Promise<void>;
 }
 
-export type EventHook = (db: Db, events: MessageEventRow[], messages: Map<string, MessageRow>) => Promise<void>;
 
 interface OrgState {
   id: string;
@@ -58,7 +60,8 @@ export async function acceptBatch(
   db: Db,
   dialect: Dialect,
   batch: PreparedMessage[],
-  hooks: readonly EventHook[],
+  consumers: EventConsumers,
+  dispatchQueue: LeasedQueue<unknown>,
   now: number,
 ): Promise<MessageRow[]> {
   const orgIds = [...new Set(batch.map((p) => p.row.organisation_id))];
@@ -216,12 +219,12 @@ export async function acceptBatch(
       .execute();
   }
   await insertEvents(db, events);
-  await enqueueDispatch(db, dispatch);
+  if (dispatch.length > 0) {
+    await enqueueDispatch(db, dispatch);
+    await dispatchQueue.wake(db);
+  }
   await rollups.write(db);
   for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
-  if (hooks.length > 0) {
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    for (const hook of hooks) await hook(db, events, byId);
-  }
+  await consumers.run(db, events, new Map(rows.map((r) => [r.id, r])));
   return rows;
 }

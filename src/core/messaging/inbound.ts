@@ -3,7 +3,7 @@ import { uuidv7 } from '../domain/ids.ts';
 import { optCommand } from '../domain/opt-out.ts';
 import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
 import type { Channel } from '../../store/channels.ts';
-import type { Store } from '../../store/db.ts';
+import { inTransaction, type Store } from '../../store/db.ts';
 import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import { utcDay } from '../tenancy/service.ts';
@@ -122,6 +122,7 @@ export class InboundService {
         registered_delivery: 0,
         day: utcDay(e.at),
         extra: null,
+        attempts: 0,
       });
       stored.push({
         id: uuidv7(e.at),
@@ -136,7 +137,7 @@ export class InboundService {
       const command = text === null ? null : optCommand(text);
       if (command) optOps.push({ organisationId: channel.organisationId, msisdn: from.msisdn, op: command, at: e.at });
     }
-    await this.store.db.transaction().execute(async (trx) => {
+    await inTransaction(this.store, async (trx) => {
       await insertMessages(trx, rows);
       await insertEvents(trx, stored);
       if (unrouted.length > 0) await trx.insertInto('unrouted_inbound').values(unrouted as never).execute();
@@ -151,9 +152,8 @@ export class InboundService {
           await trx.deleteFrom('blacklist').where('organisation_id', '=', o.organisationId).where('msisdn', '=', o.msisdn).execute();
         }
       }
-      await this.messaging.runEventHooks(trx, stored, new Map(rows.map((r) => [r.id, r])));
+      await this.messaging.consumers.run(trx, stored, new Map(rows.map((r) => [r.id, r])));
     });
-    this.messaging.notifyCommitted();
     return { stored: rows, unrouted: unrouted.length };
   }
 }

@@ -71,5 +71,6 @@ export function outboundMessageRow(i: OutboundRowInput): MessageRow {
     registered_delivery: i.registeredDelivery ?? 0,
     day: utcDay(i.now),
     extra: i.extra ? JSON.stringify(i.extra) : null,
+    attempts: 0,
   };
 }

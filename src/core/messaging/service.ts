@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { TernConfig } from '../../config.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { PriceList } from '../domain/pricing.ts';
 import type { MessageStatus } from '../domain/status.ts';
@@ -20,7 +19,10 @@ import type { PriceEntry } from '../domain/default-prices.ts';
 import { CoreError, fail } from '../errors.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import type { TenancyService } from '../tenancy/service.ts';
-import { acceptBatch, type EventHook, type PreparedMessage } from './accept.ts';
+import type { EventConsumers } from '../events.ts';
+import { removeFromDispatch, requeueDispatch } from '../../store/dispatch.ts';
+import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
+import { acceptBatch, type PreparedMessage } from './accept.ts';
 import { prepareSms, type SmsSendInput } from './sms.ts';
 import { type AppliedChanges, applyStatusChanges, type StatusChange } from './status.ts';
 
@@ -44,11 +46,14 @@ export interface CampaignResult {
  * The one messaging pipeline every door uses: accept (validate, price, charge, store — group-committed), status
  * changes through the status machine, reading and cancelling.
  */
+export interface MessagingOptions {
+  /** How long a message may wait for an operator, from its send time. */
+  messageValiditySeconds: number;
+}
+
 export class MessagingService {
   private priceList = new PriceList([]);
-  private readonly hooks: EventHook[] = [];
-  private readonly acceptedListeners: Array<(rows: MessageRow[]) => void> = [];
-  private readonly committedListeners: Array<() => void> = [];
+  private readonly dispatchQueue: LeasedQueue<unknown>;
   private readonly channels = new Map<string, { channel: Channel; until: number }>();
   private readonly acceptor: GroupCommitter<PreparedMessage, MessageRow>;
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
@@ -56,9 +61,12 @@ export class MessagingService {
   constructor(
     private readonly store: Store,
     private readonly tenancy: TenancyService,
-    private readonly config: TernConfig,
+    private readonly options: MessagingOptions,
     private readonly logger: Logger,
+    /** What runs in the transaction of every message event. */
+    readonly consumers: EventConsumers,
   ) {
+    this.dispatchQueue = new LeasedQueue(store, DISPATCH_QUEUE);
     tenancy.onChannelChange((id) => this.channels.delete(id));
     this.acceptor = new GroupCommitter((batch) => this.flushAccepts(batch), 256);
     this.statusWriter = new GroupCommitter(async (changes) => {
@@ -90,29 +98,6 @@ export class MessagingService {
     await this.reloadPrices();
   }
 
-  /** Runs inside the transaction of every accept and status change (webhook outbox, SMPP receipts…). */
-  addEventHook(hook: EventHook): void {
-    this.hooks.push(hook);
-  }
-
-  onAccepted(listener: (rows: MessageRow[]) => void): void {
-    this.acceptedListeners.push(listener);
-  }
-
-  /** Called after every transaction that wrote events (workers that read the outbox wake up on it). */
-  onCommitted(listener: () => void): void {
-    this.committedListeners.push(listener);
-  }
-
-  notifyCommitted(): void {
-    for (const l of this.committedListeners) l();
-  }
-
-  /** Runs the event hooks inside a transaction of another service that wrote events (inbound messages…). */
-  async runEventHooks(db: Db, events: MessageEventRow[], messages: Map<string, MessageRow>): Promise<void> {
-    for (const hook of this.hooks) await hook(db, events, messages);
-  }
-
   /**
    * A channel, cached briefly. Inside a transaction pass its executor: on SQLite the transaction holds the only
    * connection, so a read through the store would wait for itself.
@@ -127,10 +112,7 @@ export class MessagingService {
 
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {
     const now = Date.now();
-    const rows = await inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.hooks, now));
-    for (const l of this.acceptedListeners) l(rows);
-    this.notifyCommitted();
-    return rows;
+    return inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now));
   }
 
   /** Stores prepared messages (any type) through the group-committed accept transaction. */
@@ -150,7 +132,7 @@ export class MessagingService {
   }
 
   prepareContext(now = Date.now()) {
-    return { priceList: this.priceList, validitySeconds: this.config.messageValiditySeconds, now };
+    return { priceList: this.priceList, validitySeconds: this.options.messageValiditySeconds, now };
   }
 
   async sendCampaign(channel: Channel, input: CampaignInput, now = Date.now()): Promise<CampaignResult> {
@@ -221,7 +203,7 @@ export class MessagingService {
     await this.applyStatusNow(
       scheduled.map((m) => ({ messageId: m.id, status: 'CANCELLED' as const, detail: 'CANCELLED_BY_USER', at: now, refund: true })),
     );
-    await this.store.db.deleteFrom('dispatch_queue').where('message_id', 'in', scheduled.map((m) => m.id)).execute();
+    await removeFromDispatch(this.store.db, scheduled.map((m) => m.id));
     return this.campaign(campaign.id, channelIds);
   }
 
@@ -252,7 +234,7 @@ export class MessagingService {
       { messageId: id, status: 'CANCELLED', detail: 'CANCELLED_BY_USER', at: now, refund: true },
     ]);
     if (applied.length === 0) fail('CONFLICT', `message ${id} left SCHEDULED before it could be cancelled`);
-    await this.store.db.deleteFrom('dispatch_queue').where('message_id', '=', id).execute();
+    await removeFromDispatch(this.store.db, [id]);
     return applied[0]!;
   }
 
@@ -267,11 +249,22 @@ export class MessagingService {
 
   /** Applies status changes in their own transaction right away. */
   async applyStatusNow(changes: StatusChange[]): Promise<AppliedChanges> {
-    const result = await inTransaction(this.store, (trx) =>
-      applyStatusChanges(trx, this.store.dialect, changes, async (cid) => (await this.channel(cid, trx)).type, this.hooks),
+    return inTransaction(this.store, (trx) =>
+      applyStatusChanges(trx, this.store.dialect, changes, async (cid) => (await this.channel(cid, trx)).type, this.consumers),
     );
-    if (result.applied.length > 0) this.notifyCommitted();
-    return result;
+  }
+
+  /**
+   * Places messages with an operator again at `dueAt` (a call whose line was busy): back on the dispatch queue,
+   * still ENROUTE. Messages that reached a final status meanwhile are left alone.
+   */
+  async placeAgain(messageIds: string[], dueAt: number): Promise<void> {
+    const live = (await this.getMany(messageIds)).filter((m) => m.status === 'ENROUTE').map((m) => m.id);
+    if (live.length === 0) return;
+    await inTransaction(this.store, async (trx) => {
+      await requeueDispatch(trx, live, dueAt);
+      await this.dispatchQueue.wake(trx);
+    });
   }
 
   /** Waits until queued accepts and status changes are written (graceful stop). */

@@ -1,11 +1,11 @@
 import { uuidv7 } from '../domain/ids.ts';
 import { canTransition, type MessageStatus, type StatusDetail } from '../domain/status.ts';
 import type { Db, Dialect } from '../../store/db.ts';
-import { sql } from 'kysely';
 import { applyCredits } from '../../store/ledger.ts';
-import { insertEvents, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
+import { insertEvents, lockMessages, type MessageEventRow, type MessageRow, writeStatuses } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
-import { type EventHook, rollupKeyOf } from './accept.ts';
+import type { EventConsumers } from '../events.ts';
+import { rollupKeyOf } from './accept.ts';
 
 export interface StatusChange {
   messageId: string;
@@ -34,16 +34,10 @@ export async function applyStatusChanges(
   dialect: Dialect,
   changes: StatusChange[],
   channelTypeOf: (channelId: string) => Promise<string>,
-  hooks: readonly EventHook[],
+  consumers: EventConsumers,
 ): Promise<AppliedChanges> {
-  // Locked in id order, so two transactions touching the same messages cannot wait on each other in a cycle.
-  const ids = [...new Set(changes.map((c) => c.messageId))].sort();
   const messages = new Map<string, MessageRow>();
-  for (let i = 0; i < ids.length; i += 500) {
-    let q = db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500)).orderBy('id');
-    if (dialect === 'postgres') q = q.forNoKeyUpdate();
-    for (const m of await q.execute()) messages.set(m.id, m);
-  }
+  for (const m of await lockMessages(db, dialect, changes.map((c) => c.messageId))) messages.set(m.id, m);
   const rollups = new RollupBatch();
   const events: MessageEventRow[] = [];
   const ignored: StatusChange[] = [];
@@ -83,15 +77,7 @@ export async function applyStatusChanges(
   }
   if (touched.size === 0) return { applied: [], ignored };
 
-  const rows = [...touched.values()];
-  for (let i = 0; i < rows.length; i += 200) {
-    const values = sql.join(
-      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra})`),
-    );
-    await sql`update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
-        charged = cast(v.column5 as bigint), extra = v.column6
-      from (values ${values}) as v where messages.id = v.column1`.execute(db);
-  }
+  await writeStatuses(db, [...touched.values()]);
   // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
   // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
   const byPayer = new Map<string, MessageRow[]>();
@@ -112,6 +98,6 @@ export async function applyStatusChanges(
   }
   await insertEvents(db, events);
   await rollups.write(db);
-  for (const hook of hooks) await hook(db, events, touched);
+  await consumers.run(db, events, touched);
   return { applied: [...touched.values()], ignored };
 }

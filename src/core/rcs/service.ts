@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { TernConfig } from '../../config.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { describeNumber } from '../domain/phone.ts';
 import {
@@ -31,9 +30,10 @@ import {
   listConversations,
 } from '../../store/rcs-conversations.ts';
 import { CoreError, fail, underField } from '../errors.ts';
-import type { EventHook, PreparedMessage } from '../messaging/accept.ts';
+import type { EventConsumer } from '../events.ts';
+import type { PreparedMessage } from '../messaging/accept.ts';
 import { outboundMessageRow } from '../messaging/message-row.ts';
-import type { MessagingService } from '../messaging/service.ts';
+import type { MessagingOptions, MessagingService } from '../messaging/service.ts';
 import {
   checkCallbackUrl,
   checkRefClient,
@@ -47,8 +47,8 @@ import {
 /** What Tern needs from the RCS operator network beyond submitting: capability and revocation. */
 export interface RcsNetwork {
   capability(msisdn: string): Promise<{ capable: boolean; features: string[] }>;
-  /** Withdraws messages not yet delivered (before their SMS fallback goes out). */
-  revoke(messageIds: string[]): Promise<void>;
+  /** Withdraws messages not yet delivered, at the connectors that carry them (before their SMS fallback goes out). */
+  revoke(messages: Array<{ id: string; connector: string | null }>): Promise<void>;
 }
 
 export interface RcsCapability {
@@ -111,7 +111,7 @@ export class RcsService {
     private readonly store: Store,
     private readonly messaging: MessagingService,
     private readonly network: RcsNetwork,
-    private readonly config: TernConfig,
+    private readonly options: MessagingOptions,
     private readonly logger: Logger,
   ) {}
 
@@ -141,7 +141,7 @@ export class RcsService {
     const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
     const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, 'callbackUrlMo');
     const sendAt = resolveSendAt(input.sentDate, now);
-    const validity = input.validity ?? validityOf(Math.min(this.config.messageValiditySeconds, RCS_LIMITS.maxValiditySeconds));
+    const validity = input.validity ?? validityOf(Math.min(this.options.messageValiditySeconds, RCS_LIMITS.maxValiditySeconds));
     const seconds = validitySeconds(validity);
     if (!seconds.ok) fail('INVALID_REQUEST', seconds.reason, 'validity');
     const fallback = input.fallback ? await this.checkFallback(channel, input.fallback, 'fallback') : null;
@@ -301,7 +301,7 @@ export class RcsService {
     const ended = new Set(applied.map((m) => m.id));
     const going = candidates.filter((c) => ended.has(c.rcs.id));
     if (going.length > 0) {
-      await this.network.revoke(going.map((c) => c.rcs.id));
+      await this.network.revoke(going.map((c) => ({ id: c.rcs.id, connector: c.rcs.connector })));
       await Promise.all(going.map((c) => this.messaging.accept(c.sms)));
     }
     return candidates.map((c) => c.rcs.id);
@@ -311,7 +311,7 @@ export class RcsService {
    * Opens a conversation on a user's MO (or adds the MO to the one running), in the MO's own transaction. MO rows
    * carry the user in `sender` and the agent in `recipient`.
    */
-  readonly conversationHook: EventHook = async (db, events, messages) => {
+  readonly conversationHook: EventConsumer = async (db, events, messages) => {
     for (const e of events) {
       if (e.kind !== 'MO') continue;
       const m = messages.get(e.message_id);

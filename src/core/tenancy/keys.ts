@@ -16,6 +16,14 @@ export function hashesEqual(a: string, b: string): boolean {
   return ba.length === bb.length && ba.length > 0 && timingSafeEqual(ba, bb);
 }
 
+/** Channel signing secrets are Standard Webhooks secrets: this prefix, then base64. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+/** A new channel signing secret: `whsec_` followed by 24 random bytes in base64. */
+export function generateWebhookSecret(): string {
+  return WEBHOOK_SECRET_PREFIX + randomBytes(24).toString('base64');
+}
+
 /** The first characters of a key, kept to recognise it in listings without revealing it. */
 export function keyPrefix(key: string): string {
   return key.slice(0, 12);

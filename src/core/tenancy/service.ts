@@ -1,4 +1,3 @@
-import { generateWebhookSecret } from '../../doors/webhooks/signing.ts';
 import { sql } from 'kysely';
 import { uuidv7 } from '../domain/ids.ts';
 import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
@@ -21,7 +20,7 @@ import {
   updateOrganisation,
 } from '../../store/organisations.ts';
 import { fail } from '../errors.ts';
-import { generateApiKey, hashApiKey, keyPrefix } from './keys.ts';
+import { generateApiKey, generateWebhookSecret, hashApiKey, keyPrefix } from './keys.ts';
 
 export interface ChannelInput {
   name: string;

@@ -7,7 +7,6 @@ import type { Store } from '../../store/db.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { findVoiceAudio, insertVoiceAudio, type VoiceAudio } from '../../store/voice-audio.ts';
 import {
-  checkTtsAvailable,
   DEFAULT_VOICE_LANGUAGE,
   isVoiceLanguage,
   type RenderedSpeech,
@@ -98,7 +97,7 @@ export class VoiceService {
   ) {}
 
   /** Checks once that espeak-ng can speak every supported language; logs a warning naming the problem if not. */
-  async checkAvailability(check: () => Promise<TtsAvailability> = () => checkTtsAvailable()): Promise<TtsAvailability> {
+  async checkAvailability(check: () => Promise<TtsAvailability> = () => this.tts.availability()): Promise<TtsAvailability> {
     this.availability = await check();
     if (this.availability.ok) {
       this.logger.info({ version: this.availability.version }, 'text-to-speech ready (espeak-ng)');

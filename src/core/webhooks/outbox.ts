@@ -1,9 +1,21 @@
 import { uuidv7 } from '../domain/ids.ts';
-import type { EventHook } from '../messaging/accept.ts';
+import type { EventConsumer } from '../events.ts';
 import type { MessagingService } from '../messaging/service.ts';
 import { messageObject } from '../messaging/view.ts';
+import { nextRetryDelay } from '../domain/retry.ts';
 import type { Channel } from '../../store/channels.ts';
+import type { Store } from '../../store/db.ts';
+import { LeasedQueue, WEBHOOK_QUEUE } from '../../store/queue.ts';
+import { type AttemptOutcome, deferDeliveries, insertDeliveries, recordAttempts, type WebhookDeliveryRow } from '../../store/webhook-queue.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
+
+/** What one attempt came to (the sender's HTTP client says). */
+export interface AttemptResultLike {
+  outcome: 'delivered' | 'retry' | 'gone' | 'refused';
+  httpStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+}
 
 export interface WebhookRequest {
   url: string;
@@ -27,32 +39,72 @@ export type WebhookFormatter = (message: MessageRow, event: MessageEventRow, cha
  */
 export class WebhookOutbox {
   private readonly formatters: WebhookFormatter[] = [];
-  private written = false;
+  readonly queue: LeasedQueue<WebhookDeliveryRow>;
 
   constructor(
+    private readonly store: Store,
     private readonly messaging: MessagingService,
     private readonly publicBase: () => string,
-  ) {}
+    /** Delays between attempts; a delivery fails after the last. */
+    private readonly schedule: readonly number[],
+  ) {
+    this.queue = new LeasedQueue(store, WEBHOOK_QUEUE);
+  }
 
   registerFormatter(formatter: WebhookFormatter): void {
     this.formatters.push(formatter);
   }
 
-  /** Deliveries were changed outside an event transaction (a replay): have the sender look now. */
+  /** Deliveries were changed outside an event transaction (a replay): have this node's sender look now. */
   nudge(): void {
-    this.written = true;
-    this.messaging.notifyCommitted();
+    this.store.signals.fire('webhooks');
   }
 
-  /** Whether deliveries were written since the last call: the sender need not look for work otherwise. */
-  takeWritten(): boolean {
-    const w = this.written;
-    this.written = false;
-    return w;
+  /** Deliveries due now, reserved for `leaseMs` to the sender that claims them. */
+  claim(now: number, limit: number, leaseMs: number): Promise<WebhookDeliveryRow[]> {
+    return this.queue.claim({ now, limit, leaseMs });
   }
 
-  readonly hook: EventHook = async (db, events, messages) => {
-    const rows: Array<Record<string, unknown>> = [];
+  nextDue(now: number): Promise<number | null> {
+    return this.queue.nextDue(now);
+  }
+
+  /** Hands claimed deliveries back untried, for `until` (their destination is busy). */
+  defer(ids: string[], until: number): Promise<void> {
+    return deferDeliveries(this.store.db, ids, until);
+  }
+
+  /** Records attempts: delivered, refused for good, or retried on the schedule until it is exhausted (FAILED). */
+  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<void> {
+    const outcomes: AttemptOutcome[] = items.map(({ delivery: d, outcome: r, at }) => {
+      const attempts = d.attempts + 1;
+      let state = 'PENDING';
+      let next = d.next_attempt_at;
+      if (r.outcome === 'delivered') state = 'DELIVERED';
+      else if (r.outcome === 'gone') state = 'GONE';
+      else if (r.outcome === 'refused') state = 'REFUSED';
+      else {
+        const delay = nextRetryDelay(attempts, this.schedule);
+        if (delay === null) state = 'FAILED';
+        else next = at + delay;
+      }
+      return {
+        deliveryId: d.id,
+        at,
+        outcome: r.outcome,
+        httpStatus: r.httpStatus,
+        latencyMs: r.latencyMs,
+        error: r.error,
+        state,
+        attempts,
+        nextAttemptAt: next,
+      };
+    });
+    await recordAttempts(this.store, outcomes);
+  }
+
+  readonly hook: EventConsumer = async (db, events, messages) => {
+    const rows: WebhookDeliveryRow[] = [];
     const base = this.publicBase();
     for (const event of events) {
       const m = messages.get(event.message_id);
@@ -94,9 +146,8 @@ export class WebhookOutbox {
         });
       }
     }
-    for (let i = 0; i < rows.length; i += 300) {
-      await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 300) as never).execute();
-    }
-    if (rows.length > 0) this.written = true;
+    if (rows.length === 0) return;
+    await insertDeliveries(db, rows);
+    await this.queue.wake(db);
   };
 }

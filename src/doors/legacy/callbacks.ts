@@ -5,7 +5,7 @@ import { isMessageStatus } from '../../core/domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Db } from '../../store/db.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
-import type { EventHook } from '../../core/messaging/accept.ts';
+import type { EventConsumer } from '../../core/events.ts';
 
 /**
  * Fields of a legacy send kept in the message's `extra` (and so shown in its REST object): where its callbacks go,
@@ -95,7 +95,7 @@ export function legacyWebhookFormatter(m: MessageRow, event: MessageEventRow, _c
  * carries that URL and the send's `smsID` in its `extra`, so its callback goes there. Must run before the webhook
  * outbox's hook, in the same transaction.
  */
-export const legacyReplyLinkHook: EventHook = async (db: Db, events, messages) => {
+export const legacyReplyLinkHook: EventConsumer = async (db: Db, events, messages) => {
   for (const e of events) {
     if (e.kind !== 'MO') continue;
     const mo = messages.get(e.message_id);

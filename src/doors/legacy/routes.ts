@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Services } from '../../core/services.ts';
 import { CoreError } from '../../core/errors.ts';
 import { legacyFailureOf, legacyLine } from './errors.ts';
-import type { LegacyParams, LegacyService } from './service.ts';
+import { type LegacyParams, LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -71,7 +71,7 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
   void app.register(async (scope) => {
     // Forms are parsed here only: the JSON routes keep answering 415 to them.
     await scope.register(formbody);
-    const legacy: LegacyService = services.legacy;
+    const legacy = new LegacyService(services.auth, services.tenancy, services.messaging, services.voice, services.funds);
     const tags = ['Legacy HTTP 1.6'];
 
     scope.setErrorHandler((err, _req, reply) => {

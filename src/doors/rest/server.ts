@@ -7,8 +7,8 @@ import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { blacklistRoutes } from './routes/blacklist.ts';
 import { commonsRoutes } from './routes/commons.ts';
+import { connectorRoutes } from './routes/connectors.ts';
 import { consumptionRoutes } from './routes/consumptions.ts';
-import { legacyRoutes } from '../legacy/routes.ts';
 import { lookupRoutes } from './routes/lookup.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { organisationRoutes } from './routes/organisations.ts';
@@ -78,11 +78,11 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   smsRoutes(app, services);
   rcsRoutes(app, services);
   voiceRoutes(app, services);
-  legacyRoutes(app, services);
   webhookRoutes(app, services);
   blacklistRoutes(app, services);
   simulatorRoutes(app, services);
   smppAdminRoutes(app, services);
+  connectorRoutes(app, services);
 
   return app;
 }

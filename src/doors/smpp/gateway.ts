@@ -20,15 +20,14 @@ import type {
 } from './handler.ts';
 import { SmppStatus } from '../../protocols/smpp/pdu.ts';
 import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
-import type { Store } from '../../store/db.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
-import { insertOutbox, type SmppOutboxRow } from '../../store/smpp.ts';
+import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp-outbox.ts';
 import { CoreError } from '../../core/errors.ts';
 import { refusalStatus, submitErrorStatus } from './errors.ts';
-import type { EventHook } from '../../core/messaging/accept.ts';
+import type { EventConsumer } from '../../core/events.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
-import { SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
+import type { SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 
 /**
@@ -83,27 +82,18 @@ function receiptPdu(m: MessageRow, stat: ReceiptStat): DeliverSmFields {
 }
 
 export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
-  readonly credentials: SmppCredentialService;
   private readonly boundListeners: Array<(credentialId: string) => void> = [];
   private readonly outboxTtlMs: number;
-  private written = false;
 
   constructor(
-    private readonly store: Store,
     private readonly tenancy: TenancyService,
     private readonly messaging: MessagingService,
+    readonly credentials: SmppCredentialService,
+    private readonly outbox: SmppOutbox,
     private readonly logger: Logger,
     opts: SmppGatewayOptions = {},
   ) {
-    this.credentials = new SmppCredentialService(store, tenancy);
     this.outboxTtlMs = opts.outboxTtlMs ?? DEFAULT_OUTBOX_TTL_MS;
-  }
-
-  /** Whether outbox rows were written since the last call: the outbox worker need not look for work otherwise. */
-  takeWritten(): boolean {
-    const w = this.written;
-    this.written = false;
-    return w;
   }
 
   /** Called when a receiver or transceiver of a credential binds (the outbox worker sends what waits). */
@@ -274,7 +264,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
    * Event hook (inside every accept, status and inbound transaction): receipts for final statuses of SMPP messages
    * that asked for one, and MO of SMS channels that have SMPP credentials.
    */
-  readonly hook: EventHook = async (db, events, messages) => {
+  readonly hook: EventConsumer = async (db, events, messages) => {
     const rows: SmppOutboxRow[] = [];
     let mos: MessageRow[] | undefined;
     for (const e of events) {
@@ -304,10 +294,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
         for (const c of targets) rows.push(this.outboxRow(c.id, 'MO', m.id, pdus, m.accepted_at));
       }
     }
-    if (rows.length > 0) {
-      await insertOutbox(db, rows);
-      this.written = true;
-    }
+    await this.outbox.enqueue(rows, db);
   };
 
   private moPdus(m: MessageRow): DeliverSmFields[] | null {
@@ -343,13 +330,12 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       expires_at: now + this.outboxTtlMs,
       attempts: 0,
       next_attempt_at: now,
+      lease_until: null,
     };
   }
 
-  private async enqueue(rows: SmppOutboxRow[]): Promise<void> {
-    await insertOutbox(this.store.db, rows);
-    this.written = true;
-    this.messaging.notifyCommitted();
+  private enqueue(rows: SmppOutboxRow[]): Promise<void> {
+    return this.outbox.enqueue(rows);
   }
 }
 

@@ -1,20 +1,11 @@
 import type { Logger } from 'pino';
 import { backoffDelay } from '../../core/domain/retry.ts';
-import type { Metrics } from '../../metrics.ts';
-import { WakeableLoop } from '../../workers/loop.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
-import { decodeOutboxPdus } from './gateway.ts';
+import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp-outbox.ts';
+import type { Metrics } from '../../metrics.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
-import type { Store } from '../../store/db.ts';
-import {
-  claimOutbox,
-  countOutbox,
-  deleteOutbox,
-  expireOutbox,
-  makeOutboxDue,
-  rescheduleOutbox,
-  type SmppOutboxRow,
-} from '../../store/smpp.ts';
+import { Loop } from '../../workers/loop.ts';
+import { decodeOutboxPdus } from './gateway.ts';
 
 /** What the worker needs of the SMPP server. */
 export interface SmppDeliverTarget {
@@ -29,7 +20,8 @@ export interface SmppOutboxOptions {
   maxInFlight?: number;
   /** How long a claimed row is reserved for the pass that claimed it. */
   leaseMs?: number;
-  idlePollMs?: number;
+  /** The slow poll behind the wake-ups. */
+  safetyPollMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
   expirySweepMs?: number;
@@ -53,7 +45,7 @@ interface Outcome {
  * due at once; rows past their expiry are dropped.
  */
 export class SmppOutboxWorker {
-  private readonly loop: WakeableLoop;
+  private readonly loop: Loop;
   /** Credentials with a receiver or transceiver bound on this node (checked against the server on each pass). */
   private readonly receivers = new Set<string>();
   /** Credentials that just bound a receiver: their waiting rows become due. */
@@ -71,7 +63,7 @@ export class SmppOutboxWorker {
   private readonly gaugeRefreshMs: number;
 
   constructor(
-    private readonly store: Store,
+    private readonly outbox: SmppOutbox,
     private readonly target: SmppDeliverTarget,
     private readonly logger: Logger,
     private readonly opts: SmppOutboxOptions = {},
@@ -79,11 +71,13 @@ export class SmppOutboxWorker {
     this.claimBatch = opts.claimBatch ?? 200;
     this.maxInFlight = opts.maxInFlight ?? 500;
     this.leaseMs = opts.leaseMs ?? 60_000;
-    this.loop = new WakeableLoop(() => this.run(), opts.idlePollMs ?? 1_000);
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.retryMaxMs = opts.retryMaxMs ?? 60_000;
     this.expirySweepMs = opts.expirySweepMs ?? 10_000;
     this.gaugeRefreshMs = opts.gaugeRefreshMs ?? 5_000;
+    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? 5_000, (err) =>
+      this.logger.error({ err }, 'smpp outbox pass failed; retrying'),
+    );
     this.recorder = new GroupCommitter((items) => this.record(items), 500);
   }
 
@@ -108,33 +102,32 @@ export class SmppOutboxWorker {
     this.loop.wake();
   }
 
-  private async run(): Promise<void> {
-    try {
-      const now = Date.now();
-      if (now - this.lastExpiry >= this.expirySweepMs) {
-        this.lastExpiry = now;
-        const expired = await expireOutbox(this.store.db, now);
-        for (const [credentialId, count] of expired) {
-          this.logger.info({ credentialId, count }, 'smpp outbox rows expired before a receiver took them');
-        }
+  private async run(): Promise<number | null> {
+    const now = Date.now();
+    if (now - this.lastExpiry >= this.expirySweepMs) {
+      this.lastExpiry = now;
+      for (const [credentialId, count] of await this.outbox.expire(now)) {
+        this.logger.info({ credentialId, count }, 'smpp outbox rows expired before a receiver took them');
       }
-      if (this.justBound.size > 0) {
-        const ids = [...this.justBound];
-        this.justBound.clear();
-        await makeOutboxDue(this.store.db, ids, now, [...this.inFlight.keys()]);
-      }
-      for (const id of this.receivers) if (this.target.sessionCount(id) === 0) this.receivers.delete(id);
-      for (;;) {
-        const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
-        if (room <= 0 || this.loop.isStopped || this.receivers.size === 0) break;
-        const claimed = await claimOutbox(this.store.db, this.store.dialect, [...this.receivers], Date.now(), this.leaseMs, room);
-        for (const row of claimed) this.launch(row);
-        if (claimed.length < room) break;
-      }
-      await this.refreshGauge();
-    } catch (err) {
-      this.logger.error({ err }, 'smpp outbox pass failed; retrying');
     }
+    if (this.justBound.size > 0) {
+      const ids = [...this.justBound];
+      this.justBound.clear();
+      await this.outbox.makeDue(ids, now);
+    }
+    for (const id of this.receivers) if (this.target.sessionCount(id) === 0) this.receivers.delete(id);
+    await this.refreshGauge();
+    for (;;) {
+      const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
+      // Full: a finishing delivery wakes the loop.
+      if (room <= 0 || this.loop.isStopped) return null;
+      if (this.receivers.size === 0) return null;
+      const claimed = await this.outbox.claim([...this.receivers], Date.now(), this.leaseMs, room);
+      for (const row of claimed) this.launch(row);
+      if (claimed.length < room) break;
+    }
+    const next = await this.outbox.nextDue([...this.receivers], Date.now());
+    return Math.min(next ?? Number.POSITIVE_INFINITY, this.lastExpiry + this.expirySweepMs);
   }
 
   private launch(row: SmppOutboxRow): void {
@@ -159,23 +152,18 @@ export class SmppOutboxWorker {
   }
 
   private async record(items: Outcome[]): Promise<void[]> {
-    await this.store.db.transaction().execute(async (trx) => {
-      await deleteOutbox(
-        trx,
-        items.filter((i) => i.ok).map((i) => i.row.id),
-      );
-      for (const { row, ok, unbound, at } of items) {
-        if (ok) continue;
-        if (unbound) {
-          await rescheduleOutbox(trx, row.id, row.attempts, at);
-          continue;
-        }
+    const retries = items
+      .filter((i) => !i.ok)
+      .map(({ row, unbound, at }) => {
+        if (unbound) return { id: row.id, attempts: row.attempts, at };
         const attempts = row.attempts + 1;
-        const delay = this.retryBaseMs + backoffDelay(attempts, this.retryBaseMs, this.retryMaxMs);
-        await rescheduleOutbox(trx, row.id, attempts, at + delay);
-      }
-    });
-    return items.map(() => undefined);
+        return { id: row.id, attempts, at: at + this.retryBaseMs + backoffDelay(attempts, this.retryBaseMs, this.retryMaxMs) };
+      });
+    await this.outbox.settle(
+      items.filter((i) => i.ok).map((i) => i.row.id),
+      retries,
+    );
+    return items.map((): void => undefined);
   }
 
   private async refreshGauge(): Promise<void> {
@@ -183,7 +171,7 @@ export class SmppOutboxWorker {
     const now = Date.now();
     if (!gauge || now - this.lastGauge < this.gaugeRefreshMs) return;
     this.lastGauge = now;
-    const counts = await countOutbox(this.store.db);
+    const counts = await this.outbox.pending();
     gauge.reset();
     for (const c of counts) gauge.set({ system_id: c.systemId, kind: c.kind }, c.count);
   }

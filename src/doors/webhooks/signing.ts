@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
-const SECRET_PREFIX = 'whsec_';
+import { WEBHOOK_SECRET_PREFIX as SECRET_PREFIX } from '../../core/tenancy/keys.ts';
 
 export interface WebhookSignatureHeaders {
   'webhook-id': string;
@@ -17,11 +16,6 @@ export interface SignWebhookInput {
   /** The time of this attempt; receivers reject timestamps more than 5 minutes away from their clock. */
   timestamp: Date;
   body: string;
-}
-
-/** A new channel signing secret: `whsec_` followed by 24 random bytes in base64. */
-export function generateWebhookSecret(): string {
-  return SECRET_PREFIX + randomBytes(24).toString('base64');
 }
 
 /**

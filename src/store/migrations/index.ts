@@ -6,6 +6,7 @@ import * as webhooks from './004-webhooks.ts';
 import * as rcs from './005-rcs.ts';
 import * as voice from './006-voice.ts';
 import * as smpp from './007-smpp.ts';
+import * as connectors from './008-connectors.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '005-rcs': rcs,
   '006-voice': voice,
   '007-smpp': smpp,
+  '008-connectors': connectors,
 };

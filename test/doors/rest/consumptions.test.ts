@@ -111,7 +111,7 @@ async function allPages(server: TestServer, key: string, path: string, pageSize 
 
 /** The direct count: every MT message of the organisation, as the rollups should have counted it. */
 async function scanMessages(server: TestServer, organisationId: string): Promise<Fact[]> {
-  const rows = await server.app.services.store.db
+  const rows = await server.app.store.db
     .selectFrom('messages')
     .select(['channel_id', 'day', 'status', 'mcc_mnc', 'charged', 'part_count'])
     .where('organisation_id', '=', organisationId)
@@ -183,7 +183,7 @@ forEachDialect('consumptions', (dialect) => {
       const cancelled = await request(server, 'DELETE', `/sms/v1/messages/${c.id}`, { key: c.key });
       assert.equal(cancelled.status, 200, cancelled.text);
     }
-    const db = server.app.services.store.db;
+    const db = server.app.store.db;
     await eventually(
       async () => {
         const rows = await db.selectFrom('messages').select('id').where('organisation_id', '=', org.organisationId).where('status', '=', 'ENROUTE').execute();
@@ -268,7 +268,7 @@ forEachDialect('consumptions', (dialect) => {
       const fact = { channelId, day, status, mccMnc, quantity: refunded ? 0 : parts, amount: refunded ? 0 : price };
       (type === 'SMS' ? facts : lookups).push(fact);
     }
-    await server.app.services.store.db.transaction().execute((trx) => batch.write(trx));
+    await server.app.store.db.transaction().execute((trx) => batch.write(trx));
 
     const startDate = dayOf(now - 170 * DAY_MS);
     const endDate = dayOf(now);

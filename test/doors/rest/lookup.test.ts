@@ -75,7 +75,7 @@ forEachDialect('number lookup', (dialect) => {
   });
   after(async () => server.stop());
 
-  const db = () => server.app.services.store.db;
+  const db = () => server.app.store.db;
   const balanceOf = async (organisationId: string) => {
     const res = await request(server, 'GET', `/admin/v1/organisations/${organisationId}`, { key: server.adminKey });
     assert.equal(res.status, 200, res.text);

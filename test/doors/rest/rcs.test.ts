@@ -308,7 +308,7 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(await balance(server, t), 1);
     const hook = await eventually(async () => receiver.delivered().find((x) => x.url === '/cap' && x.json?.messageId === r.body.messageId), 10_000, 'status webhook');
     assert.equal(hook.json.status.detail, 'NOT_RCS_CAPABLE');
-    const submitted = await server.app.services.store.db.selectFrom('simulator_submissions').select('message_id').where('message_id', '=', r.body.messageId).execute();
+    const submitted = await server.app.store.db.selectFrom('connector_records').select('key').where('key', '=', r.body.messageId).execute();
     assert.equal(submitted.length, 0, 'never sent to the operator');
     const bad = await send(server, t, { recipient: { to: '3312345678' }, body: text('x') });
     assert.deepEqual([bad.body.status.value, bad.body.status.detail, bad.body.price.amount], ['UNDELIVERABLE', 'INVALID_PHONE_NUMBER', 0]);
@@ -399,8 +399,10 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(hooks.smsHook.json.fallbackFor, r.body.messageId);
     const events = await request(server, 'GET', `/rcs/v1/messages/${r.body.messageId}/events`, { key: t.key });
     assert.deepEqual(events.body.items.map((e: any) => [e.status, e.detail]), [['ENROUTE', null], ['UNDELIVERED', 'FALLBACK_SMS']]);
-    const sub = await server.app.services.store.db.selectFrom('simulator_submissions').selectAll().where('message_id', '=', r.body.messageId).executeTakeFirst();
-    assert.equal(sub?.receipt_due_at, null, 'revoked at the operator');
+    const sub = await server.app.store.db.selectFrom('connector_records').selectAll().where('key', '=', r.body.messageId).executeTakeFirst();
+    assert.ok(sub, 'the operator took it');
+    assert.equal(sub.due_at, null, 'revoked at the operator');
+    assert.equal(JSON.parse(sub.data).next, null, 'nothing owed any more');
 
     const plain = await rcsTenant(server, { balance: 1 });
     const noFallback = await send(server, plain, { recipient: { to: '33612340007' }, body: text('x'), validity: { amount: 1, timeUnit: 'SECONDS' } });
@@ -556,7 +558,7 @@ forEachDialect('RCS', (dialect) => {
     }, 10_000, 'the second MO in the conversation');
 
     // Past 24 hours the conversation is closed: agent messages are priced on their own again, a new MO opens another.
-    await server.app.services.store.db
+    await server.app.store.db
       .updateTable('rcs_conversations')
       .set({ opened_at: Date.now() - 25 * 3_600_000, expires_at: Date.now() - 3_600_000 })
       .where('id', '=', conv.conversationId)
@@ -573,7 +575,7 @@ forEachDialect('RCS', (dialect) => {
     const closedNow = await request(server, 'GET', '/rcs/v1/conversations?searchBy[status]=CLOSED&startDate=2020-01-01T00:00:00Z', { key: t.key });
     assert.deepEqual(closedNow.body.items.map((c: any) => c.conversationId), [conv.conversationId]);
 
-    const rollups = await server.app.services.store.db
+    const rollups = await server.app.store.db
       .selectFrom('consumption_rollups')
       .select(['price_kind', 'channel_type', 'quantity', 'messages', 'amount'])
       .where('channel_id', '=', t.channelId)

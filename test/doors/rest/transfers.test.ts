@@ -20,12 +20,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 /** Balance in micro-euros, read straight from the store. */
 async function balanceOf(server: TestServer, orgId: string): Promise<number> {
-  const row = await server.app.services.store.db.selectFrom('organisations').select('balance').where('id', '=', orgId).executeTakeFirstOrThrow();
+  const row = await server.app.store.db.selectFrom('organisations').select('balance').where('id', '=', orgId).executeTakeFirstOrThrow();
   return Number(row.balance);
 }
 
 async function ledgerOf(server: TestServer, orgId: string) {
-  const rows = await server.app.services.store.db
+  const rows = await server.app.store.db
     .selectFrom('ledger')
     .selectAll()
     .where('organisation_id', '=', orgId)
@@ -35,7 +35,7 @@ async function ledgerOf(server: TestServer, orgId: string) {
 }
 
 async function transferCount(server: TestServer): Promise<number> {
-  const rows = await server.app.services.store.db.selectFrom('transfers').select('id').execute();
+  const rows = await server.app.store.db.selectFrom('transfers').select('id').execute();
   return rows.length;
 }
 
@@ -353,7 +353,7 @@ forEachDialect('transfers', (dialect) => {
       reference: null,
       description: null,
     };
-    const claim = await claimIdempotencyKey(server.app.services.store.db, transferIdempotency(busy, 'transfer-0002'));
+    const claim = await claimIdempotencyKey(server.app.store.db, transferIdempotency(busy, 'transfer-0002'));
     assert.equal(claim.state, 'claimed');
     const inProgress = await transfer(server, parent.key, parent.organisationId, b!.organisationId, 1, {}, { 'Idempotency-Key': 'transfer-0002' });
     assertError(inProgress, 409, '409.003', /transfer-0002.*still being processed/);
@@ -436,7 +436,7 @@ forEachDialect('transfers', (dialect) => {
     assert.ok(created.length > 1000, `${created.length} transfers went through`);
     for (const r of results.filter((x) => x.kind === 'send')) assert.equal(r.status, 201, JSON.stringify(r.body));
 
-    const db = server.app.services.store.db;
+    const db = server.app.store.db;
     await eventually(
       async () => {
         const pending = await db.selectFrom('messages').select('id').where('status', 'in', ['ENROUTE', 'SCHEDULED']).execute();

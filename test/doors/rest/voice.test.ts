@@ -202,8 +202,8 @@ forEachDialect('Voice', (dialect) => {
       assert.equal(final.status.detail, s.detail, s.to);
       assert.equal(final.price.amount, s.charged ? s.m.price.amount : 0, `${s.to} price after the call`);
       if (s.charged) expected -= s.m.price.amount;
-      const call = await server.app.services.store.db.selectFrom('simulator_calls').selectAll().where('message_id', '=', s.m.messageId).executeTakeFirstOrThrow();
-      assert.equal(call.attempts, s.attempts, `${s.to} attempts`);
+      const placed = await server.app.store.db.selectFrom('messages').select('attempts').where('id', '=', s.m.messageId).executeTakeFirstOrThrow();
+      assert.equal(placed.attempts, s.attempts, `${s.to} calls placed`);
       const events = await request(server, 'GET', `/voice/v1/messages/${s.m.messageId}/events`, { key: t.key });
       assert.deepEqual(events.body.items.map((e: any) => e.status), ['ENROUTE', s.status]);
       if (s.attempts === 3) {
@@ -213,7 +213,7 @@ forEachDialect('Voice', (dialect) => {
       }
     }
     await eventually(async () => ((await balance(server, t)) === round6(expected) ? true : undefined), 5_000, 'refunds');
-    const ledger = await server.app.services.store.db.selectFrom('ledger').select(['kind', 'amount', 'message_id']).where('organisation_id', '=', t.organisationId).execute();
+    const ledger = await server.app.store.db.selectFrom('ledger').select(['kind', 'amount', 'message_id']).where('organisation_id', '=', t.organisationId).execute();
     assert.equal(ledger.filter((l) => l.kind === 'CHARGE').length, 4);
     assert.deepEqual(
       ledger.filter((l) => l.kind === 'REFUND').map((l) => l.message_id).sort(),

@@ -109,7 +109,7 @@ async function finalStatus(server: TestServer, t: Tenant, id: string) {
 }
 
 async function outboxCount(server: TestServer, credentialId: string): Promise<number> {
-  const rows = await server.app.services.store.db
+  const rows = await server.app.store.db
     .selectFrom('smpp_outbox')
     .select('id')
     .where('credential_id', '=', credentialId)
@@ -170,7 +170,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     assert.equal(res.body.tps, 50);
     assert.equal(res.body.state, 'ACTIVE');
     assert.ok(!('password' in res.body) && !res.text.includes('secret1'));
-    const row = await server.app.services.store.db
+    const row = await server.app.store.db
       .selectFrom('smpp_credentials')
       .selectAll()
       .where('id', '=', res.body.smppCredentialId)
@@ -361,7 +361,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     });
     const rollups = async (t: Tenant) =>
       (
-        await server.app.services.store.db
+        await server.app.store.db
           .selectFrom('consumption_rollups')
           .select(['channel_type', 'status', 'price_kind', 'quantity', 'messages', 'amount', 'mcc_mnc'])
           .where('organisation_id', '=', t.organisationId)
@@ -371,7 +371,7 @@ forEachDialect('SMPP gateway', (dialect) => {
         .filter((r) => r.messages !== 0 || r.quantity !== 0 || r.amount !== 0)
         .sort((a, b) => `${a.status}${a.mcc_mnc}`.localeCompare(`${b.status}${b.mcc_mnc}`));
     assert.deepEqual(await rollups(smppSide.t), await rollups(rest));
-    const row = await server.app.services.store.db.selectFrom('messages').selectAll().where('id', '=', ids[0]!).executeTakeFirstOrThrow();
+    const row = await server.app.store.db.selectFrom('messages').selectAll().where('id', '=', ids[0]!).executeTakeFirstOrThrow();
     assert.equal(row.source, 'SMPP');
     assert.equal(row.smpp_credential_id, smppSide.credentialId);
   });
@@ -443,7 +443,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     assert.deepEqual([...new Set(answers.map((a) => a.command_status))], [0]);
     const ids = answers.map((a) => a['message_id'] as string);
     assert.equal(new Set(ids).size, n);
-    const rows = await server.app.services.store.db.selectFrom('messages').select(['id', 'recipient']).where('channel_id', '=', t.channelId).execute();
+    const rows = await server.app.store.db.selectFrom('messages').select(['id', 'recipient']).where('channel_id', '=', t.channelId).execute();
     const byId = new Map(rows.map((r) => [r.id, r.recipient]));
     ids.forEach((id, i) => assert.equal(byId.get(id), `3365${String(1_000_000 + i)}`));
   });
@@ -514,7 +514,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     const id = sent['message_id'] as string;
     await finalStatus(server, t, id);
     await eventually(async () => ((await outboxCount(server, credentialId)) === 1 ? true : undefined), 5_000, 'receipt held');
-    const held = await server.app.services.store.db.selectFrom('smpp_outbox').selectAll().where('credential_id', '=', credentialId).executeTakeFirstOrThrow();
+    const held = await server.app.store.db.selectFrom('smpp_outbox').selectAll().where('credential_id', '=', credentialId).executeTakeFirstOrThrow();
     assert.equal(held.kind, 'RECEIPT');
     assert.equal(held.message_id, id);
     assert.ok(held.expires_at > Date.now() + 3_600_000);
@@ -528,7 +528,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     await rx.nextDeliver(receiptFor(id));
     await sleep(200);
     assert.equal(await outboxCount(server, credentialId), 1, 'refused: kept');
-    const row = await server.app.services.store.db.selectFrom('smpp_outbox').selectAll().where('credential_id', '=', credentialId).executeTakeFirstOrThrow();
+    const row = await server.app.store.db.selectFrom('smpp_outbox').selectAll().where('credential_id', '=', credentialId).executeTakeFirstOrThrow();
     assert.equal(row.attempts, 1);
     rx.close();
     await eventually(async () => (rx.closed ? true : undefined));
@@ -671,7 +671,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     assert.equal(m.status.value, 'SCHEDULED');
     const sendAt = Date.parse(m.sentDate);
     assert.ok(Math.abs(sendAt - (Date.now() + 3_600_000)) < 60_000, m.sentDate);
-    const row = await server.app.services.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await server.app.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     assert.equal(Number(row.validity_until), Date.UTC(2030, 11, 31, 20, 0, 0));
     assert.ok((await balance(server, t)) < start, 'a scheduled message is charged when accepted');
 
@@ -840,7 +840,7 @@ forEachDialect('SMPP gateway', (dialect) => {
 });
 
 async function credId(server: TestServer, systemId: string): Promise<string> {
-  const row = await server.app.services.store.db.selectFrom('smpp_credentials').select('id').where('system_id', '=', systemId).executeTakeFirstOrThrow();
+  const row = await server.app.store.db.selectFrom('smpp_credentials').select('id').where('system_id', '=', systemId).executeTakeFirstOrThrow();
   return row.id;
 }
 

@@ -220,7 +220,7 @@ test('Kannel: sendsms reaches Tern and the dlr-url gets the final status; an MO 
     );
     assert.equal(m.recipient.to, '33612345678');
     assert.equal(m.from, 'ACME');
-    const row = await server.app.services.store.db.selectFrom('messages').selectAll().where('id', '=', m.messageId).executeTakeFirstOrThrow();
+    const row = await server.app.store.db.selectFrom('messages').selectAll().where('id', '=', m.messageId).executeTakeFirstOrThrow();
     assert.equal(row.source, 'SMPP');
     assert.equal(row.registered_delivery & 0x03, 1, `Kannel asked for a receipt (registered_delivery 0x${row.registered_delivery.toString(16)})`);
 
@@ -235,7 +235,7 @@ test('Kannel: sendsms reaches Tern and the dlr-url gets the final status; an MO 
     const final = await request(server, 'GET', `/sms/v1/messages/${m.messageId}`, { key: tenant.key });
     assert.equal(final.body.status.value, 'DELIVERED');
     await eventually(async () => {
-      const rows = await server.app.services.store.db.selectFrom('smpp_outbox').select('id').execute();
+      const rows = await server.app.store.db.selectFrom('smpp_outbox').select('id').execute();
       return rows.length === 0 ? true : undefined;
     }, 5_000, 'receipt removed from the outbox once Kannel answered');
 

@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { generateWebhookSecret, signWebhook } from '../../../src/doors/webhooks/signing.ts';
+import { generateWebhookSecret } from '../../../src/core/tenancy/keys.ts';
+import { signWebhook } from '../../../src/doors/webhooks/signing.ts';
 import { WebhookHttpClient } from '../../../src/doors/webhooks/http-client.ts';
 import { startReceiver, type Receiver } from './test-receiver.ts';
 

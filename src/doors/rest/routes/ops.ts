@@ -29,8 +29,8 @@ export function opsRoutes(app: FastifyInstance, services: Services): void {
     },
     async (_req, reply) => {
       try {
-        await services.store.ping();
-        return { status: 'ready', database: services.store.dialect };
+        await services.database.ping();
+        return { status: 'ready', database: services.database.dialect };
       } catch (err) {
         return reply.code(503).send(errorPayload('UNAVAILABLE', `database unreachable: ${(err as Error).message}`));
       }

@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import type { Services } from '../../../core/services.ts';
 import { errorResponses, PageQuery, Uuid } from '../schemas.ts';
 import { RCS_LIMITS, RCS_MO_BODY_TYPES } from '../../../core/domain/rcs.ts';
-import { simulatedRcsMo, simulatedReadReport } from '../../../connectors/simulator/rcs.ts';
+import { DEFAULT_SIMULATOR } from '../../../core/routing/service.ts';
 import { fail } from '../../../core/errors.ts';
 import { tagged } from './rcs.ts';
 import { renderMessage } from './sms.ts';
@@ -35,8 +35,8 @@ export function simulatorRoutes(app: FastifyInstance, services: Services): void 
     },
     async (req, reply) => {
       const body = req.body as Static<typeof SmsMoBody>;
-      await services.simulator.inject([
-        { kind: 'mo', connector: services.simulator.name, type: 'SMS', from: body.from, to: body.to, body: { text: body.text }, at: Date.now() },
+      await services.connectors.inject(DEFAULT_SIMULATOR, [
+        { kind: 'mo', type: 'SMS', from: body.from, to: body.to, body: { text: body.text }, at: Date.now() },
       ]);
       return reply.code(202).send({ status: 'received' });
     },
@@ -146,7 +146,9 @@ export function rcsSimulatorRoutes(app: FastifyInstance, services: Services): vo
     },
     async (req, reply) => {
       const body = req.body as Static<typeof RcsMoRequest>;
-      await services.simulator.inject([simulatedRcsMo(services.simulator.name, body.from, body.to, body.body as Record<string, unknown>)]);
+      await services.connectors.inject(DEFAULT_SIMULATOR, [
+        { kind: 'mo', type: 'RCS', from: body.from, to: body.to, body: body.body as Record<string, unknown>, at: Date.now() },
+      ]);
       return reply.code(202).send({ status: 'received' });
     },
   );
@@ -170,7 +172,7 @@ export function rcsSimulatorRoutes(app: FastifyInstance, services: Services): vo
       if (m.status !== 'ENROUTE' && m.status !== 'DELIVERED' && m.status !== 'READ') {
         fail('CONFLICT', `message ${messageId} is ${m.status}; only a message on its way or delivered can be read`);
       }
-      await services.simulator.inject([simulatedReadReport(services.simulator.name, messageId)]);
+      await services.connectors.inject(m.connector ?? DEFAULT_SIMULATOR, [{ kind: 'receipt', messageId, status: 'READ', at: Date.now() }]);
       const [after] = await services.messaging.getMany([messageId]);
       return renderMessage(services, req, after!);
     },

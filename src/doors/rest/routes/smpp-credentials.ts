@@ -52,7 +52,7 @@ function view(c: SmppCredential): Static<typeof SmppCredentialView> {
 export function smppAdminRoutes(app: FastifyInstance, services: Services): void {
   const tags = ['Admin'];
   const security = [{ apiKey: [] }];
-  const credentials = services.smpp.credentials;
+  const credentials = services.smppCredentials;
 
   app.post(
     '/admin/v1/channels/:id/smpp-credentials',

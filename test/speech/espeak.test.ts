@@ -4,17 +4,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseWav, readPcm16Mono, writeWav } from '../../../src/core/domain/wav.ts';
-import {
-  checkTtsAvailable,
-  DEFAULT_VOICE_LANGUAGE,
-  ESPEAK_VOICES,
-  EspeakTts,
-  isVoiceLanguage,
-  TtsError,
-  VOICE_LANGUAGES,
-  type VoiceLanguage,
-} from '../../../src/core/voice/tts.ts';
+import { parseWav, readPcm16Mono, writeWav } from '../../src/core/domain/wav.ts';
+import { DEFAULT_VOICE_LANGUAGE, isVoiceLanguage, TtsError, VOICE_LANGUAGES, type VoiceLanguage } from '../../src/core/voice/tts.ts';
+import { checkTtsAvailable, ESPEAK_VOICES, EspeakTts } from '../../src/speech/espeak.ts';
 
 const availability = await checkTtsAvailable();
 if (!availability.ok) {

@@ -1,0 +1,30 @@
+/** What an operator's report about a message means for it: a final status, a refund, or another attempt. */
+
+/** Calls whose line was busy or that nobody answered are placed this many times in all before they are given up. */
+export const VOICE_CALL_ATTEMPTS = 3;
+
+/** A call that rang busy or was not answered: the person never heard it, and another call may reach them. */
+export function isUnreachedCall(type: string, status: string, detail: string | null | undefined): boolean {
+  return type === 'VOICE' && status === 'UNDELIVERED' && (detail === 'BUSY' || detail === 'NO_ANSWER');
+}
+
+export type ReceiptDecision = { kind: 'status'; refund: boolean } | { kind: 'retry' };
+
+/**
+ * The core's policy for a receipt: a busy or unanswered call is placed again until `maxCallAttempts` calls were
+ * made; a message that never reached the person — refused by the operator (UNDELIVERABLE) or a call given up —
+ * is refunded; anything else is a final status that keeps its charge.
+ *
+ * @param placements how many times the message has been placed, the one reported on included
+ */
+export function decideReceipt(
+  message: { type: string },
+  receipt: { status: string; detail?: string | null },
+  placements: number,
+  maxCallAttempts = VOICE_CALL_ATTEMPTS,
+): ReceiptDecision {
+  if (isUnreachedCall(message.type, receipt.status, receipt.detail)) {
+    return placements < maxCallAttempts ? { kind: 'retry' } : { kind: 'status', refund: true };
+  }
+  return { kind: 'status', refund: receipt.status === 'UNDELIVERABLE' };
+}

@@ -1,0 +1,184 @@
+import { backoffDelay } from '../domain/retry.ts';
+import type { Connector, OutboundMessage, Router, SubmitResult } from '../ports.ts';
+import type { Store } from '../../store/db.ts';
+import { type DispatchClaim, recordDispatch } from '../../store/dispatch.ts';
+import type { MessageRow } from '../../store/messages.ts';
+import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
+import type { StatusChange } from './status.ts';
+import type { MessagingService } from './service.ts';
+
+export interface DispatchOptions {
+  nodeId: string;
+  batchSize?: number;
+  leaseMs?: number;
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Per-type handling of messages whose validity ended in the queue (RCS falls back to SMS); returns handled ids. */
+  onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
+}
+
+export interface DispatchLogger {
+  warn(obj: object, msg?: string): void;
+}
+
+/**
+ * Moves due messages to operators: claims a batch with a lease (another node takes it over if this one dies),
+ * routes each message, submits it to its route's connectors — on a temporary error to the next one of the route —
+ * and records every outcome in one transaction, writing only rows this claim still holds. A message whose
+ * connectors are all down or throttled waits; temporary errors are retried with backoff until the message's
+ * validity ends; permanent ones end UNDELIVERABLE and are refunded.
+ */
+export class Dispatch {
+  readonly queue: LeasedQueue<DispatchClaim>;
+  readonly batchSize: number;
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly messaging: MessagingService,
+    private readonly router: Router,
+    private readonly logger: DispatchLogger,
+    private readonly opts: DispatchOptions,
+  ) {
+    this.batchSize = opts.batchSize ?? 500;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+    this.queue = new LeasedQueue<DispatchClaim>(store, DISPATCH_QUEUE);
+  }
+
+  /** When the next queued message falls due (null: nothing queued). */
+  nextDue(now: number): Promise<number | null> {
+    return this.queue.nextDue(now);
+  }
+
+  /** One claim–submit–record cycle; returns how many messages it claimed. */
+  async pass(now: number): Promise<number> {
+    const claimed = await this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId });
+    if (claimed.length === 0) return 0;
+    const claims = new Map(claimed.map((c) => [c.message_id, c]));
+    const rows = await this.messaging.getMany([...claims.keys()]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+
+    const gone = claimed.filter((c) => {
+      const m = byId.get(c.message_id);
+      return !m || (m.status !== 'SCHEDULED' && m.status !== 'ENROUTE');
+    });
+    const live = rows.filter((m) => m.status === 'SCHEDULED' || m.status === 'ENROUTE');
+    const expired = live.filter((m) => m.validity_until !== null && m.validity_until <= now);
+    const due = live.filter((m) => !(m.validity_until !== null && m.validity_until <= now));
+
+    const scheduled = due.filter((m) => m.status === 'SCHEDULED');
+    if (scheduled.length > 0) {
+      await this.messaging.applyStatusNow(scheduled.map((m) => ({ messageId: m.id, status: 'ENROUTE' as const, at: now })));
+    }
+
+    const outcomes = await this.submitAll(due);
+
+    const handledExpiry = expired.length > 0 && this.opts.onExpired ? await this.opts.onExpired(expired, now) : new Set<string>();
+    const changes: StatusChange[] = expired.filter((m) => !handledExpiry.has(m.id)).map((m) => ({
+      messageId: m.id,
+      status: 'UNDELIVERED',
+      detail: 'EXPIRED',
+      at: now,
+      refund: true,
+    }));
+    const submitted: Array<{ id: string; upstreamId: string; connector: string }> = [];
+    const retries: Array<{ id: string; dueAt: number; attempts: number }> = [];
+    const done = new Set<string>([...gone.map((g) => g.message_id), ...expired.map((m) => m.id)]);
+    for (const m of due) {
+      const o = outcomes.get(m.id)!;
+      if (o.result.ok) {
+        submitted.push({ id: m.id, upstreamId: o.result.upstreamId, connector: o.connector! });
+        done.add(m.id);
+      } else if (o.result.temporary) {
+        const n = (claims.get(m.id)?.attempts ?? 0) + 1;
+        const dueAt = now + backoffDelay(n, this.opts.retryBaseMs ?? 1_000, this.opts.retryMaxMs ?? 300_000);
+        if (m.validity_until !== null && dueAt > m.validity_until) {
+          changes.push({ messageId: m.id, status: 'UNDELIVERED', detail: 'EXPIRED', at: now, refund: true });
+          done.add(m.id);
+        } else {
+          retries.push({ id: m.id, dueAt, attempts: n });
+        }
+      } else {
+        changes.push({ messageId: m.id, status: 'UNDELIVERABLE', detail: o.result.code === 'NOT_ROUTABLE' ? 'NOT_ROUTABLE' : 'REJECTED', at: now, refund: true });
+        done.add(m.id);
+      }
+    }
+    const held = (id: string) => ({ id, claimant: this.opts.nodeId, leaseUntil: claims.get(id)!.lease_until! });
+    await recordDispatch(this.store, {
+      submitted: submitted.map((s) => ({ ...s, claim: held(s.id) })),
+      retries: retries.map((r) => ({ ...r, claim: held(r.id) })),
+      done: [...done].map(held),
+    });
+    if (changes.length > 0) await this.messaging.applyStatusNow(changes);
+    return claimed.length;
+  }
+
+  /**
+   * Submits each message to the first connector its route offers, and what comes back with a temporary error to the
+   * next one, until one takes it or none is left. A message with no route at all is refused (NOT_ROUTABLE); one whose
+   * route has no connector up waits.
+   */
+  private async submitAll(due: MessageRow[]): Promise<Map<string, { connector: string | null; result: SubmitResult }>> {
+    const outcomes = new Map<string, { connector: string | null; result: SubmitResult }>();
+    const plans = new Map<string, Connector[]>();
+    for (const m of due) {
+      const channel = await this.messaging.channel(m.channel_id);
+      const choice = this.router.route({
+        type: m.type,
+        recipient: m.recipient,
+        channelId: m.channel_id,
+        organisationId: m.organisation_id,
+        flow: channel.flow,
+        country: m.country,
+        mccMnc: m.mcc_mnc,
+      });
+      if (choice.route === null) {
+        outcomes.set(m.id, { connector: null, result: { ok: false, temporary: false, code: 'NOT_ROUTABLE', reason: 'no route to this destination' } });
+      } else if (choice.candidates.length === 0) {
+        outcomes.set(m.id, { connector: null, result: { ok: false, temporary: true, code: 'NO_CONNECTOR_UP', reason: `no connector of route ${choice.route} is up` } });
+      } else {
+        plans.set(m.id, choice.candidates);
+      }
+    }
+    let pending = due.filter((m) => plans.has(m.id));
+    for (let step = 0; pending.length > 0; step++) {
+      const groups = new Map<Connector, MessageRow[]>();
+      for (const m of pending) {
+        const c = plans.get(m.id)![step]!;
+        groups.set(c, [...(groups.get(c) ?? []), m]);
+      }
+      await Promise.all(
+        [...groups].map(async ([connector, list]) => {
+          let out: SubmitResult[];
+          try {
+            out = await connector.submit(list.map(toOutbound));
+          } catch (err) {
+            this.logger.warn({ err, connector: connector.name }, 'connector submit failed');
+            out = list.map(() => ({ ok: false as const, temporary: true, code: 'CONNECTOR_ERROR', reason: (err as Error).message }));
+          }
+          list.forEach((m, i) => outcomes.set(m.id, { connector: connector.name, result: out[i]! }));
+        }),
+      );
+      pending = pending.filter((m) => {
+        const r = outcomes.get(m.id)!.result;
+        return !r.ok && r.temporary && plans.get(m.id)!.length > step + 1;
+      });
+    }
+    return outcomes;
+  }
+}
+
+export function toOutbound(m: MessageRow): OutboundMessage {
+  return {
+    id: m.id,
+    type: m.type,
+    channelId: m.channel_id,
+    organisationId: m.organisation_id,
+    recipient: m.recipient,
+    sender: m.sender,
+    body: JSON.parse(m.body) as Record<string, unknown>,
+    validityUntil: m.validity_until,
+    registeredDelivery: m.registered_delivery,
+    attempt: m.attempts + 1,
+  };
+}

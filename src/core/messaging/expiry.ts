@@ -1,0 +1,46 @@
+import type { Store } from '../../store/db.ts';
+import { expiredOnTheirWay } from '../../store/messages.ts';
+import type { MessagingService } from './service.ts';
+
+/** Ends expired messages of one type its own way; returns the ids it took care of (the others expire as usual). */
+export type ExpiryHandler = (messageIds: string[], now: number) => Promise<string[]>;
+
+/**
+ * What the end of a message's validity means. By default: a message the operator took but never reported on ends
+ * UNDELIVERED / EXPIRED (it reached an operator, so its charge stays). A message type may decide otherwise (RCS
+ * falls back to SMS): the handlers are declared once by the composition root.
+ */
+export class Expiry {
+  readonly batchSize = 1000;
+
+  constructor(
+    private readonly store: Store,
+    private readonly messaging: MessagingService,
+    private readonly handlers: Readonly<Record<string, ExpiryHandler>>,
+  ) {}
+
+  /**
+   * Runs the per-type handlers on expired messages (the sweep's, and the dispatcher's for messages whose validity
+   * ended while still queued); returns the ids they took care of.
+   */
+  async handleByType(rows: Array<{ id: string; type: string }>, now: number): Promise<Set<string>> {
+    const handled = new Set<string>();
+    for (const [type, handler] of Object.entries(this.handlers)) {
+      const ids = rows.filter((r) => r.type === type).map((r) => r.id);
+      if (ids.length > 0) for (const id of await handler(ids, now)) handled.add(id);
+    }
+    return handled;
+  }
+
+  /** Ends one batch of messages whose validity ran out at the operator; returns how many it found. */
+  async sweep(now: number): Promise<number> {
+    const rows = await expiredOnTheirWay(this.store.db, now, this.batchSize);
+    if (rows.length === 0) return 0;
+    const handled = await this.handleByType(rows, now);
+    const rest = rows.filter((r) => !handled.has(r.id));
+    if (rest.length > 0) {
+      await this.messaging.applyStatusNow(rest.map((r) => ({ messageId: r.id, status: 'UNDELIVERED' as const, detail: 'EXPIRED', at: now })));
+    }
+    return rows.length;
+  }
+}

@@ -1,0 +1,146 @@
+import type { RouteMatch, RouteRule, WeightedConnector } from '../domain/routing.ts';
+import type {
+  CarrierEvent,
+  CarrierEventSink,
+  ConnectorContext,
+  ConnectorLogger,
+  ConnectorRecord,
+  ConnectorState,
+} from '../ports.ts';
+import type { Store } from '../../store/db.ts';
+import {
+  type ConnectorRecordRow,
+  findRecords,
+  listConnectorRows,
+  listRouteRows,
+  settleRecords,
+  upsertRecords,
+} from '../../store/connectors.ts';
+import { CONNECTOR_RECORD_QUEUE, LeasedQueue } from '../../store/queue.ts';
+
+/** The embedded simulated network's connector, which the simulator's operator tools speak for. */
+export const DEFAULT_SIMULATOR = 'simulator';
+
+/** Where a definition comes from: the embedded defaults, the admin API, or the configuration file. */
+export type DefinitionSource = 'DEFAULT' | 'API' | 'CONFIG';
+
+/** One operator connection as data: the registry turns it into a live connector with its kind's factory. */
+export interface ConnectorDefinition {
+  id: string;
+  name: string;
+  kind: string;
+  settings: Record<string, unknown>;
+  source: DefinitionSource;
+  enabled: boolean;
+}
+
+export interface RouteDefinition extends RouteRule {
+  source: DefinitionSource;
+  enabled: boolean;
+}
+
+/** A connector's record that fell due, claimed for this node. */
+export interface DueRecord {
+  connector: string;
+  record: ConnectorRecord;
+}
+
+function toRecord(r: ConnectorRecordRow): ConnectorRecord {
+  return { key: r.key, data: JSON.parse(r.data) as Record<string, unknown>, dueAt: r.due_at === null ? null : Number(r.due_at) };
+}
+
+/**
+ * Operator connections and routes as data, and what the core gives a running connector: where its receipts and
+ * inbound messages go (applied durably before `emit` resolves), its durable records, and its health for the router.
+ */
+export class ConnectorService {
+  readonly records: LeasedQueue<ConnectorRecordRow>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly sink: CarrierEventSink,
+  ) {
+    this.records = new LeasedQueue(store, CONNECTOR_RECORD_QUEUE);
+  }
+
+  async definitions(): Promise<{ connectors: ConnectorDefinition[]; routes: RouteDefinition[] }> {
+    const [connectors, routes] = await Promise.all([listConnectorRows(this.store.db), listRouteRows(this.store.db)]);
+    return {
+      connectors: connectors.map((c) => ({
+        id: c.id,
+        name: c.name,
+        kind: c.kind,
+        settings: JSON.parse(c.settings) as Record<string, unknown>,
+        source: c.source as DefinitionSource,
+        enabled: c.enabled === 1,
+      })),
+      routes: routes.map((r) => ({
+        id: r.id,
+        name: r.name,
+        priority: r.priority,
+        match: JSON.parse(r.match) as RouteMatch,
+        connectors: JSON.parse(r.connectors) as WeightedConnector[],
+        failover: JSON.parse(r.failover) as string[],
+        source: r.source as DefinitionSource,
+        enabled: r.enabled === 1,
+      })),
+    };
+  }
+
+  /** Called when connectors or routes were changed (on this node or, on PostgreSQL, another one). */
+  onChange(listener: () => void): () => void {
+    return this.store.signals.on('config', listener);
+  }
+
+  /** The context of a running connector. */
+  context(name: string, logger: ConnectorLogger, health: (state: ConnectorState, lastError: string | null) => void): ConnectorContext {
+    const store = this.store;
+    return {
+      name,
+      logger,
+      emit: (events) => this.sink(events),
+      health: (state, lastError = null) => health(state, lastError),
+      records: {
+        async get(keys) {
+          if (keys.length === 0) return new Map();
+          return new Map((await findRecords(store.db, name, keys)).map((r) => [r.key, toRecord(r)]));
+        },
+        put: async (records) => {
+          if (records.length === 0) return;
+          const now = Date.now();
+          await upsertRecords(
+            store.db,
+            records.map((r) => ({ connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: null, created_at: now })),
+          );
+          if (records.some((r) => r.dueAt !== null)) await this.records.wake(store.db);
+        },
+      },
+    };
+  }
+
+  /** Records of every connector that fell due, reserved for `leaseMs` to this node. */
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<DueRecord[]> {
+    const rows = await this.records.claim({ now, limit, leaseMs });
+    return rows.map((r) => ({ connector: r.connector, record: toRecord(r) }));
+  }
+
+  /** After a connector dealt with its due records: the ones it returned keep their new due time, the rest none. */
+  async settleDue(connector: string, handled: string[], kept: ConnectorRecord[]): Promise<void> {
+    const keptKeys = new Set(kept.map((r) => r.key));
+    await settleRecords(this.store.db, connector, handled.filter((k) => !keptKeys.has(k)));
+    if (kept.length > 0) await this.context(connector, silent, () => undefined).records.put(kept);
+  }
+
+  nextDue(now: number): Promise<number | null> {
+    return this.records.nextDue(now);
+  }
+
+  /** Events on behalf of a connector (the simulator's operator tools): applied like the connector's own. */
+  inject(connector: string, events: Array<WithoutConnector<CarrierEvent>>): Promise<void> {
+    return this.sink(events.map((e) => ({ ...e, connector }) as CarrierEvent));
+  }
+}
+
+type WithoutConnector<T> = T extends unknown ? Omit<T, 'connector'> : never;
+
+const silent: ConnectorLogger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -1,0 +1,72 @@
+import { sql } from 'kysely';
+import { type Db, inTransaction, type Store } from '../store/db.ts';
+import { LeasedQueue, SMPP_OUTBOX_QUEUE } from '../store/queue.ts';
+import {
+  countOutbox,
+  deleteOutbox,
+  expireOutbox,
+  insertOutbox,
+  makeOutboxDue,
+  rescheduleOutbox,
+  type SmppOutboxRow,
+} from '../store/smpp.ts';
+
+export type { SmppOutboxRow };
+
+/**
+ * What is owed to SMPP customers as deliver_sm (receipts, MO), per credential, until a receiver or transceiver of
+ * the credential takes it: written in the transaction of the event it reports, claimed by the node that holds a
+ * receiver, deleted once answered, rescheduled otherwise, dropped when it expires.
+ */
+export class SmppOutbox {
+  readonly queue: LeasedQueue<SmppOutboxRow>;
+
+  constructor(private readonly store: Store) {
+    this.queue = new LeasedQueue(store, SMPP_OUTBOX_QUEUE);
+  }
+
+  /** In the caller's transaction, or alone; the outbox workers are woken when it commits. */
+  async enqueue(rows: SmppOutboxRow[], tx: Db = this.store.db): Promise<void> {
+    if (rows.length === 0) return;
+    await insertOutbox(tx, rows);
+    await this.queue.wake(tx);
+  }
+
+  /** Due rows of these credentials (those with a receiver bound here), reserved for `leaseMs`. */
+  async claim(credentialIds: string[], now: number, leaseMs: number, limit: number): Promise<SmppOutboxRow[]> {
+    if (credentialIds.length === 0) return [];
+    return this.queue.claim({ now, limit, leaseMs, where: this.live(credentialIds, now) });
+  }
+
+  /** When the next row of these credentials falls due. */
+  nextDue(credentialIds: string[], now: number): Promise<number | null> {
+    if (credentialIds.length === 0) return Promise.resolve(null);
+    return this.queue.nextDue(now, this.live(credentialIds, now));
+  }
+
+  private live(credentialIds: string[], now: number) {
+    return sql`credential_id in (${sql.join(credentialIds)}) and expires_at > ${now}`;
+  }
+
+  /** Answered rows go; the others are tried again at their time (attempts counted or not). */
+  async settle(delivered: string[], retries: Array<{ id: string; attempts: number; at: number }>): Promise<void> {
+    await inTransaction(this.store, async (trx) => {
+      await deleteOutbox(trx, delivered);
+      for (const r of retries) await rescheduleOutbox(trx, r.id, r.attempts, r.at);
+    });
+  }
+
+  /** A receiver of these credentials just bound: what waits for them is due now. */
+  makeDue(credentialIds: string[], now: number): Promise<void> {
+    return makeOutboxDue(this.store.db, credentialIds, now);
+  }
+
+  /** Drops rows past their expiry; how many per credential. */
+  expire(now: number): Promise<Map<string, number>> {
+    return expireOutbox(this.store.db, now);
+  }
+
+  pending(): Promise<Array<{ systemId: string; kind: string; count: number }>> {
+    return countOutbox(this.store.db);
+  }
+}

@@ -1,0 +1,63 @@
+import { sql } from 'kysely';
+import type { Db } from './db.ts';
+import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
+
+/** Operator connections, the routes between them, and the records connectors keep about their work. */
+
+export type ConnectorRow = ConnectorTable;
+export type RouteRow = RouteTable;
+export type ConnectorRecordRow = ConnectorRecordTable;
+
+export function listConnectorRows(db: Db): Promise<ConnectorRow[]> {
+  return db.selectFrom('connectors').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export function listRouteRows(db: Db): Promise<RouteRow[]> {
+  return db.selectFrom('routes').selectAll().orderBy('priority').orderBy('id').execute();
+}
+
+const CHUNK = 400;
+
+export async function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
+  const out: ConnectorRecordRow[] = [];
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    out.push(
+      ...(await db
+        .selectFrom('connector_records')
+        .selectAll()
+        .where('connector', '=', connector)
+        .where('key', 'in', keys.slice(i, i + CHUNK))
+        .execute()),
+    );
+  }
+  return out;
+}
+
+/** Creates or replaces records; a replaced record keeps its creation time and loses any lease. */
+export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await db
+      .insertInto('connector_records')
+      .values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) =>
+        oc.columns(['connector', 'key']).doUpdateSet({
+          data: sql.ref('excluded.data'),
+          due_at: sql.ref('excluded.due_at'),
+          lease_until: null,
+        }),
+      )
+      .execute();
+  }
+}
+
+/** Ends the lease of records a connector has dealt with, without a due time (kept for its later look-ups). */
+export async function settleRecords(db: Db, connector: string, keys: string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += CHUNK) {
+    await db
+      .updateTable('connector_records')
+      .set({ due_at: null, lease_until: null })
+      .where('connector', '=', connector)
+      .where('key', 'in', keys.slice(i, i + CHUNK))
+      .execute();
+  }
+}

@@ -1,0 +1,121 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Db, Store } from './db.ts';
+import type { Signal } from './signals.ts';
+
+/** Where a queue's rows live and which columns make them due and leased. */
+export interface QueueDefinition {
+  /** Wakes the queue's workers when rows are written. */
+  signal: Signal;
+  table: string;
+  /** The primary key's columns. */
+  keys: readonly string[];
+  /** When a row is due (epoch ms). */
+  due: string;
+  /** Until when the row belongs to the worker that claimed it (epoch ms; null when free). */
+  lease: string;
+  /** A column recording which node claimed the row, if the table has one. */
+  claimedBy?: string;
+  /** What else makes a row claimable, beyond being due and free (e.g. `state = 'PENDING'`). */
+  ready?: string;
+}
+
+export interface ClaimOptions {
+  now: number;
+  limit: number;
+  leaseMs: number;
+  /** Recorded in `claimedBy`. */
+  claimant?: string;
+  /** Narrows the claim (e.g. to the credentials this node can serve). */
+  where?: RawBuilder<unknown>;
+}
+
+/**
+ * The one leased queue: rows of a table are claimed in batches — due, not leased by anyone, oldest due first — by
+ * moving their lease ahead in one statement (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so nodes never wait on each
+ * other's rows). A worker that dies leaves its lease to run out, and the rows are claimed again. The dispatcher,
+ * the webhook sender, the SMPP outbox and the connectors' timers all read their work through it.
+ */
+export class LeasedQueue<Row> {
+  private readonly keyList: RawBuilder<unknown>;
+  private readonly ready: RawBuilder<unknown>;
+
+  constructor(
+    private readonly store: Store,
+    readonly definition: QueueDefinition,
+  ) {
+    this.keyList = sql.join(definition.keys.map((k) => sql.ref(k)));
+    this.ready = definition.ready ? sql` and ${sql.raw(definition.ready)}` : sql``;
+  }
+
+  async claim(opts: ClaimOptions): Promise<Row[]> {
+    const d = this.definition;
+    const lease = opts.now + opts.leaseMs;
+    const lock = this.store.dialect === 'postgres' ? sql`for update skip locked` : sql``;
+    const claimedBy = d.claimedBy ? sql`, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
+    const where = opts.where ? sql` and ${opts.where}` : sql``;
+    const table = sql.table(d.table);
+    const due = sql.ref(d.due);
+    const leaseCol = sql.ref(d.lease);
+    const res = await sql<Row>`
+      update ${table} set ${leaseCol} = ${lease}${claimedBy}
+      where (${this.keyList}) in (
+        select ${this.keyList} from ${table}
+        where ${due} <= ${opts.now} and (${leaseCol} is null or ${leaseCol} < ${opts.now})${this.ready}${where}
+        order by ${due} limit ${opts.limit} ${lock}
+      )
+      returning *`.execute(this.store.db);
+    return res.rows;
+  }
+
+  /** When the earliest row not leased falls due (to sleep until then), or null when there is none. */
+  async nextDue(now: number, where?: RawBuilder<unknown>): Promise<number | null> {
+    const d = this.definition;
+    const leaseCol = sql.ref(d.lease);
+    const due = sql.ref(d.due);
+    const res = await sql<{ due: number | string }>`
+      select ${due} as due from ${sql.table(d.table)}
+      where ${due} is not null and (${leaseCol} is null or ${leaseCol} < ${now})${this.ready}${where ? sql` and ${where}` : sql``}
+      order by ${due} limit 1`.execute(this.store.db);
+    const row = res.rows[0];
+    return row ? Number(row.due) : null;
+  }
+
+  /** Wakes the queue's workers (once `db`'s transaction commits, on every node). */
+  wake(db: Db): Promise<void> {
+    return this.store.signals.raise(db, this.definition.signal);
+  }
+}
+
+export const DISPATCH_QUEUE: QueueDefinition = {
+  signal: 'dispatch',
+  table: 'dispatch_queue',
+  keys: ['message_id'],
+  due: 'due_at',
+  lease: 'lease_until',
+  claimedBy: 'claimed_by',
+};
+
+export const WEBHOOK_QUEUE: QueueDefinition = {
+  signal: 'webhooks',
+  table: 'webhook_deliveries',
+  keys: ['id'],
+  due: 'next_attempt_at',
+  lease: 'lease_until',
+  ready: "state = 'PENDING'",
+};
+
+export const SMPP_OUTBOX_QUEUE: QueueDefinition = {
+  signal: 'smpp-outbox',
+  table: 'smpp_outbox',
+  keys: ['id'],
+  due: 'next_attempt_at',
+  lease: 'lease_until',
+};
+
+export const CONNECTOR_RECORD_QUEUE: QueueDefinition = {
+  signal: 'connector-records',
+  table: 'connector_records',
+  keys: ['connector', 'key'],
+  due: 'due_at',
+  lease: 'lease_until',
+};

@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import type { ConnectorRecord, Router } from '../core/ports.ts';
+import type { ConnectorService } from '../core/routing/service.ts';
+import { Loop } from './loop.ts';
+
+const BATCH = 1000;
+
+/**
+ * Hands connectors the records whose time came (a receipt a simulated network owes, a status to poll for): claimed
+ * with a lease, so across nodes each record is handled once, then settled with what the connector keeps for later.
+ */
+export function connectorTimersLoop(service: ConnectorService, router: Router, logger: Logger, leaseMs = 60_000, safetyPollMs = 5_000): Loop {
+  const loop: Loop = new Loop(
+    async () => {
+      for (;;) {
+        const now = Date.now();
+        const due = await service.claimDue(now, BATCH, leaseMs);
+        const byConnector = new Map<string, ConnectorRecord[]>();
+        for (const d of due) byConnector.set(d.connector, [...(byConnector.get(d.connector) ?? []), d.record]);
+        await Promise.all(
+          [...byConnector].map(async ([name, records]) => {
+            const connector = router.connector(name);
+            let kept: ConnectorRecord[] = [];
+            if (connector?.due) {
+              try {
+                kept = await connector.due(records, now);
+              } catch (err) {
+                // Left leased: they are handed again when the lease runs out.
+                logger.warn({ err, connector: name }, 'connector could not handle its due records; they will be handed again');
+                return;
+              }
+            }
+            await service.settleDue(name, records.map((r) => r.key), kept);
+          }),
+        );
+        if (due.length < BATCH || loop.isStopped) break;
+      }
+      return service.nextDue(Date.now());
+    },
+    safetyPollMs,
+    (err) => logger.error({ err }, 'connector timers failed; retrying'),
+  );
+  return loop;
+}
