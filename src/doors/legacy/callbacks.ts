@@ -2,9 +2,7 @@ import { formatLegacyReplyDate, formatLegacyReportDate } from './dates.ts';
 import { legacyStatusOf } from './status.ts';
 import { toEuros } from '../../core/domain/money.ts';
 import { isMessageStatus } from '../../core/domain/status.ts';
-import type { Channel } from '../../store/channels.ts';
-import type { Db } from '../../store/db.ts';
-import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
+import type { Channel, MessageEventRow, MessageRow, Tx } from '../../core/types.ts';
 import type { EventHook } from '../../core/messaging/accept.ts';
 
 /**
@@ -95,7 +93,7 @@ export function legacyWebhookFormatter(m: MessageRow, event: MessageEventRow, _c
  * carries that URL and the send's `smsID` in its `extra`, so its callback goes there. Must run before the webhook
  * outbox's hook, in the same transaction.
  */
-export const legacyReplyLinkHook: EventHook = async (db: Db, events, messages) => {
+export const legacyReplyLinkHook: EventHook = async (db: Tx, events, messages) => {
   for (const e of events) {
     if (e.kind !== 'MO') continue;
     const mo = messages.get(e.message_id);

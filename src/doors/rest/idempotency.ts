@@ -8,7 +8,7 @@ import {
 } from '../../core/idempotency.ts';
 import type { PreparedMessage } from '../../core/messaging/accept.ts';
 import { messageObject } from '../../core/messaging/view.ts';
-import type { Channel } from '../../store/channels.ts';
+import type { Channel } from '../../core/types.ts';
 import { fail } from '../../core/errors.ts';
 import { baseUrl } from './access.ts';
 

@@ -20,9 +20,8 @@ import type {
 } from './handler.ts';
 import { SmppStatus } from '../../protocols/smpp/pdu.ts';
 import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
-import type { Store } from '../../store/db.ts';
-import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
-import { insertOutbox, type SmppOutboxRow } from '../../store/smpp.ts';
+import type { MessageEventRow, MessageRow, SmppOutboxRow, Store } from '../../core/types.ts';
+import { insertOutbox } from '../../store/smpp.ts';
 import { CoreError } from '../../core/errors.ts';
 import { refusalStatus, submitErrorStatus } from './errors.ts';
 import type { EventHook } from '../../core/messaging/accept.ts';

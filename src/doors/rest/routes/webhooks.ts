@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
-import type { WebhookDeliveryTable } from '../../../store/schema.ts';
+import type { WebhookDelivery } from '../../../core/types.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, Nullable, PageQuery } from '../schemas.ts';
 import { readableChannelIds } from './sms.ts';
@@ -41,7 +41,7 @@ const DeliveryQuery = Type.Object({
   'searchBy[status]': Type.Optional(Type.String({ enum: [...DELIVERY_STATES] })),
 });
 
-function deliveryView(d: WebhookDeliveryTable) {
+function deliveryView(d: WebhookDelivery) {
   return {
     deliveryId: d.id,
     eventId: d.event_id,
