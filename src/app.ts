@@ -9,6 +9,7 @@ import type { TernConfig } from './config.ts';
 import { Metrics } from './metrics.ts';
 import { SimulatorHlr } from './connectors/simulator/hlr.ts';
 import { AuthService } from './core/tenancy/auth.ts';
+import { BlacklistService } from './core/tenancy/blacklist.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './core/tenancy/bootstrap.ts';
 import { ConsumptionService } from './core/billing/consumption.ts';
 import type { Services } from './core/services.ts';
@@ -99,6 +100,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     metrics: new Metrics(),
     tenancy,
     auth,
+    blacklist: new BlacklistService(store),
     lookup,
     messaging,
     rcs,

@@ -4,6 +4,7 @@ import type { TernConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/db.ts';
 import type { AuthService } from './tenancy/auth.ts';
+import type { BlacklistService } from './tenancy/blacklist.ts';
 import type { ConsumptionService } from './billing/consumption.ts';
 import type { FundsService } from './billing/funds.ts';
 import type { RcsService } from './rcs/service.ts';
@@ -23,6 +24,8 @@ export interface Services {
   metrics: Metrics;
   tenancy: TenancyService;
   auth: AuthService;
+  /** Organisations' opt-out lists. */
+  blacklist: BlacklistService;
   lookup: LookupService;
   messaging: MessagingService;
   rcs: RcsService;

@@ -2,6 +2,7 @@ import type { InboundEvent } from '../ports.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { optCommand } from '../domain/opt-out.ts';
 import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
+import { addToBlacklist, removeFromBlacklist } from '../../store/blacklist.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
@@ -142,13 +143,9 @@ export class InboundService {
       if (unrouted.length > 0) await trx.insertInto('unrouted_inbound').values(unrouted as never).execute();
       for (const o of optOps) {
         if (o.op === 'STOP') {
-          await trx
-            .insertInto('blacklist')
-            .values({ organisation_id: o.organisationId, msisdn: o.msisdn, source: 'STOP', created_at: o.at })
-            .onConflict((oc) => oc.columns(['organisation_id', 'msisdn']).doNothing())
-            .execute();
+          await addToBlacklist(trx, { organisation_id: o.organisationId, msisdn: o.msisdn, source: 'STOP', created_at: o.at });
         } else {
-          await trx.deleteFrom('blacklist').where('organisation_id', '=', o.organisationId).where('msisdn', '=', o.msisdn).execute();
+          await removeFromBlacklist(trx, o.organisationId, o.msisdn);
         }
       }
       await this.messaging.runEventHooks(trx, stored, new Map(rows.map((r) => [r.id, r])));
