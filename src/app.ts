@@ -27,6 +27,7 @@ import { ExpirySweeper } from './workers/expiry.ts';
 import { WebhookSender } from './doors/webhooks/sender.ts';
 import { WebhookHttpClient } from './doors/webhooks/http-client.ts';
 import { WebhookOutbox } from './core/webhooks/outbox.ts';
+import { WebhookDeliveries } from './core/webhooks/deliveries.ts';
 import { VoiceSimulatorCarrier } from './connectors/simulator/voice.ts';
 import { LegacyService } from './doors/legacy/service.ts';
 import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
@@ -107,6 +108,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     router,
     simulator,
     webhooks,
+    webhookDeliveries: new WebhookDeliveries(store),
     inbound: inboundService,
     publicBase,
     funds,

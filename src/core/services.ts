@@ -12,6 +12,7 @@ import type { MessagingService } from './messaging/service.ts';
 import type { LookupService } from './lookup/service.ts';
 import type { TenancyService } from './tenancy/service.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
+import type { WebhookDeliveries } from './webhooks/deliveries.ts';
 import type { InboundService } from './messaging/inbound.ts';
 import type { VoiceService } from './voice/service.ts';
 import type { LegacyService } from '../doors/legacy/service.ts';
@@ -32,6 +33,8 @@ export interface Services {
   router: Router;
   simulator: SimulatorCarrier;
   webhooks: WebhookOutbox;
+  /** Reading webhook deliveries and replaying them. */
+  webhookDeliveries: WebhookDeliveries;
   inbound: InboundService;
   /** Base of `href` fields outside a request (webhook bodies): TERN_PUBLIC_URL or the bound address. */
   publicBase: () => string;

@@ -4,6 +4,7 @@ import type { MessagingService } from '../messaging/service.ts';
 import { messageObject } from '../messaging/view.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
+import { insertDeliveries, type WebhookDeliveryRow } from '../../store/webhooks.ts';
 
 export interface WebhookRequest {
   url: string;
@@ -52,7 +53,7 @@ export class WebhookOutbox {
   }
 
   readonly hook: EventHook = async (db, events, messages) => {
-    const rows: Array<Record<string, unknown>> = [];
+    const rows: WebhookDeliveryRow[] = [];
     const base = this.publicBase();
     for (const event of events) {
       const m = messages.get(event.message_id);
@@ -94,9 +95,7 @@ export class WebhookOutbox {
         });
       }
     }
-    for (let i = 0; i < rows.length; i += 300) {
-      await db.insertInto('webhook_deliveries').values(rows.slice(i, i + 300) as never).execute();
-    }
+    await insertDeliveries(db, rows);
     if (rows.length > 0) this.written = true;
   };
 }
