@@ -14,6 +14,7 @@ import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from
 import { ConsumptionService } from './core/billing/consumption.ts';
 import type { Services } from './core/services.ts';
 import { FundsService } from './core/billing/funds.ts';
+import { IdempotencyService } from './core/idempotency.ts';
 import { LookupService } from './core/lookup/service.ts';
 import { parseSchedule } from './core/domain/retry.ts';
 import { InboundService } from './core/messaging/inbound.ts';
@@ -92,7 +93,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   messaging.addEventHook(simulatorRcs.hook);
   const rcs = new RcsService(store, messaging, simulatorRcs, config, logger.child({ component: 'rcs' }));
   messaging.addEventHook(rcs.conversationHook);
-  const funds = new FundsService(store);
+  const idempotency = new IdempotencyService(store);
+  const funds = new FundsService(store, idempotency);
   const smpp = new SmppGateway(store, tenancy, messaging, logger.child({ component: 'smpp' }));
   messaging.addEventHook(smpp.hook);
   const services: Services = {
@@ -112,6 +114,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     inbound: inboundService,
     publicBase,
     funds,
+    idempotency,
     consumption: new ConsumptionService(store),
     voice,
     legacy: new LegacyService(auth, tenancy, messaging, voice, funds),

@@ -7,6 +7,7 @@ import type { AuthService } from './tenancy/auth.ts';
 import type { BlacklistService } from './tenancy/blacklist.ts';
 import type { ConsumptionService } from './billing/consumption.ts';
 import type { FundsService } from './billing/funds.ts';
+import type { IdempotencyService } from './idempotency.ts';
 import type { RcsService } from './rcs/service.ts';
 import type { MessagingService } from './messaging/service.ts';
 import type { LookupService } from './lookup/service.ts';
@@ -39,6 +40,8 @@ export interface Services {
   /** Base of `href` fields outside a request (webhook bodies): TERN_PUBLIC_URL or the bound address. */
   publicBase: () => string;
   funds: FundsService;
+  /** Idempotency-Key claims and answers. */
+  idempotency: IdempotencyService;
   consumption: ConsumptionService;
   voice: VoiceService;
   legacy: LegacyService;

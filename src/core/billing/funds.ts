@@ -6,7 +6,7 @@ import { applyBalanceChange, type LedgerEntry, listLedger } from '../../store/le
 import { findOrganisation, listOrganisations, type Organisation } from '../../store/organisations.ts';
 import { findTransfer, insertTransfer, listTransfers, type TransferFilter, type TransferRecord } from '../../store/transfers.ts';
 import { fail } from '../errors.ts';
-import { type IdempotentAnswer, type IdempotentRequest, requestFingerprint, runIdempotent } from '../idempotency.ts';
+import { IdempotencyService, type IdempotentAnswer, type IdempotentRequest, requestFingerprint } from '../idempotency.ts';
 
 export interface OrganisationName {
   organisationId: string;
@@ -62,7 +62,10 @@ const nameOf = (o: Organisation): OrganisationName => ({ organisationId: o.id, n
 
 /** Balances as the ledger tells them, and transfers of funds between an organisation and its sub-organisations. */
 export class FundsService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly idempotency = new IdempotencyService(store),
+  ) {}
 
   private get db(): Db {
     return this.store.db;
@@ -112,8 +115,7 @@ export class FundsService {
 
     const idempotency = req.idempotencyKey ? transferIdempotency(req, req.idempotencyKey) : null;
 
-    return runIdempotent(
-      this.store,
+    return this.idempotency.runIdempotent(
       idempotency,
       async (trx) => {
         const transfer: Transfer = {
