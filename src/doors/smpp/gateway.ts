@@ -21,13 +21,13 @@ import type {
 import { SmppStatus } from '../../protocols/smpp/pdu.ts';
 import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
 import type { MessageEventRow, MessageRow, SmppOutboxRow, Store } from '../../core/types.ts';
-import { insertOutbox } from '../../store/smpp.ts';
+import { enqueue, enqueueNow } from '../../core/smpp/outbox.ts';
 import { CoreError } from '../../core/errors.ts';
 import { refusalStatus, submitErrorStatus } from './errors.ts';
 import type { EventHook } from '../../core/messaging/accept.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
-import { SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
+import { activeCredentialsOfChannels, SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 
 /**
@@ -273,7 +273,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
    * Event hook (inside every accept, status and inbound transaction): receipts for final statuses of SMPP messages
    * that asked for one, and MO of SMS channels that have SMPP credentials.
    */
-  readonly hook: EventHook = async (db, events, messages) => {
+  readonly hook: EventHook = async (tx, events, messages) => {
     const rows: SmppOutboxRow[] = [];
     let mos: MessageRow[] | undefined;
     for (const e of events) {
@@ -289,14 +289,9 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       }
     }
     if (mos) {
-      const creds = await db
-        .selectFrom('smpp_credentials')
-        .select(['id', 'channel_id'])
-        .where('channel_id', 'in', [...new Set(mos.map((m) => m.channel_id))])
-        .where('state', '=', 'ACTIVE')
-        .execute();
+      const creds = await activeCredentialsOfChannels(tx, [...new Set(mos.map((m) => m.channel_id))]);
       for (const m of mos) {
-        const targets = creds.filter((c) => c.channel_id === m.channel_id);
+        const targets = creds.filter((c) => c.channelId === m.channel_id);
         if (targets.length === 0) continue;
         const pdus = this.moPdus(m);
         if (!pdus) continue;
@@ -304,7 +299,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       }
     }
     if (rows.length > 0) {
-      await insertOutbox(db, rows);
+      await enqueue(tx, rows);
       this.written = true;
     }
   };
@@ -346,7 +341,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   }
 
   private async enqueue(rows: SmppOutboxRow[]): Promise<void> {
-    await insertOutbox(this.store.db, rows);
+    await enqueueNow(this.store, rows);
     this.written = true;
     this.messaging.notifyCommitted();
   }
