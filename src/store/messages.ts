@@ -131,3 +131,13 @@ export async function findMessageExtra(
 export async function updateMessageExtra(db: Db, id: string, extra: string | null): Promise<void> {
   await db.updateTable('messages').set({ extra }).where('id', '=', id).execute();
 }
+
+/** The ids of a campaign's messages that are still SCHEDULED. */
+export async function listScheduledOfCampaign(db: Db, campaignId: string): Promise<Array<{ id: string }>> {
+  return db
+    .selectFrom('messages')
+    .select('id')
+    .where('campaign_id', '=', campaignId)
+    .where('status', '=', 'SCHEDULED')
+    .execute();
+}
