@@ -81,3 +81,27 @@ export async function updateOrganisation(
 ): Promise<void> {
   await db.updateTable('organisations').set(patch).where('id', '=', id).execute();
 }
+
+/** Who pays for an organisation: its parent and whether the parent's balance is charged. */
+export async function findOrganisationBilling(
+  db: Db,
+  id: string,
+): Promise<Pick<OrganisationTable, 'parent_id' | 'parent_billing'> | null> {
+  return (
+    (await db.selectFrom('organisations').select(['parent_id', 'parent_billing']).where('id', '=', id).executeTakeFirst()) ?? null
+  );
+}
+
+/**
+ * Locks organisation rows in id order with NO KEY UPDATE (PostgreSQL only; SQLite has no row locks), the lock a
+ * balance UPDATE takes anyway.
+ */
+export async function lockOrganisationRows(db: Db, ids: string[]): Promise<void> {
+  await db
+    .selectFrom('organisations')
+    .select('id')
+    .where('id', 'in', [...new Set(ids)].sort())
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+}

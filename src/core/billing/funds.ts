@@ -3,7 +3,7 @@ import { parseEuros, toEuros } from '../domain/money.ts';
 import { MAX_TRANSFER_MICROS, type OrganisationNode, transferDecision } from '../domain/transfer-rules.ts';
 import type { Db, Store } from '../../store/db.ts';
 import { applyBalanceChange, type LedgerEntry, listLedger } from '../../store/ledger.ts';
-import { findOrganisation, listOrganisations, type Organisation } from '../../store/organisations.ts';
+import { findOrganisation, listOrganisations, lockOrganisationRows, type Organisation } from '../../store/organisations.ts';
 import { findTransfer, insertTransfer, listTransfers, type TransferFilter, type TransferRecord } from '../../store/transfers.ts';
 import { fail } from '../errors.ts';
 import { IdempotencyService, type IdempotentAnswer, type IdempotentRequest, requestFingerprint } from '../idempotency.ts';
@@ -169,13 +169,7 @@ export class FundsService {
    */
   private async lockOrganisations(trx: Db, ids: string[]): Promise<void> {
     if (this.store.dialect !== 'postgres') return;
-    await trx
-      .selectFrom('organisations')
-      .select('id')
-      .where('id', 'in', [...new Set(ids)].sort())
-      .orderBy('id')
-      .forNoKeyUpdate()
-      .execute();
+    await lockOrganisationRows(trx, ids);
   }
 
   private async withNames(records: TransferRecord[]): Promise<Transfer[]> {
