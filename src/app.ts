@@ -9,7 +9,6 @@ import { FundsService } from './core/billing/funds.ts';
 import { VOICE_CALL_ATTEMPTS } from './core/domain/delivery.ts';
 import { parseSchedule } from './core/domain/retry.ts';
 import { EventConsumers } from './core/events.ts';
-import { pruneIdempotencyKeys } from './core/idempotency.ts';
 import { LookupService } from './core/lookup/service.ts';
 import { carrierEventSink } from './core/messaging/carrier-events.ts';
 import { Dispatch } from './core/messaging/dispatch.ts';
@@ -19,11 +18,14 @@ import { MessagingService } from './core/messaging/service.ts';
 import { RcsService } from './core/rcs/service.ts';
 import { ConnectorService } from './core/routing/service.ts';
 import type { Services } from './core/services.ts';
-import { SmppOutbox } from './core/smpp-outbox.ts';
+import { SmppOutbox } from './core/smpp/outbox.ts';
 import { AuthService } from './core/tenancy/auth.ts';
+import { BlacklistService } from './core/tenancy/blacklist.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './core/tenancy/bootstrap.ts';
 import { TenancyService } from './core/tenancy/service.ts';
 import { SmppCredentialService } from './core/tenancy/smpp-credentials.ts';
+import { IdempotencyService } from './core/idempotency.ts';
+import { WebhookDeliveries } from './core/webhooks/deliveries.ts';
 import { VoiceService } from './core/voice/service.ts';
 import { WebhookOutbox } from './core/webhooks/outbox.ts';
 import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
@@ -115,7 +117,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     smpp.hook,
   ]);
 
-  const funds = new FundsService(store);
+  const idempotency = new IdempotencyService(store);
+  const funds = new FundsService(store, idempotency);
   const services: Services = {
     config,
     metrics: new Metrics(),
@@ -124,13 +127,16 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     tenancy,
     auth,
     smppCredentials,
+    blacklist: new BlacklistService(store),
     lookup,
     messaging,
     rcs,
     voice,
     inbound,
     webhooks,
+    webhookDeliveries: new WebhookDeliveries(store),
     funds,
+    idempotency,
     consumption: new ConsumptionService(store),
     connectors,
     router,
@@ -148,7 +154,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const dispatcher = dispatcherLoop(dispatch, logger.child({ component: 'dispatcher' }));
   const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }));
   const retention = retentionLoop(
-    [{ name: 'idempotency keys', prune: (now) => pruneIdempotencyKeys(store, now) }],
+    [{ name: 'idempotency keys', prune: (now) => idempotency.prune(now) }],
     logger.child({ component: 'retention' }),
     PRUNE_EVERY_MS,
   );

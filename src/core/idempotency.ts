@@ -151,3 +151,40 @@ export async function pruneIdempotencyKeys(store: Store, now = Date.now()): Prom
     if (n < PRUNE_BATCH) return total;
   }
 }
+
+/**
+ * The idempotency keys of one store, for the doors: claim a key, record the answer inside the work's own
+ * transaction (`complete` takes that transaction), give the key back after a failure, or all three at once.
+ */
+export class IdempotencyService {
+  constructor(private readonly store: Store) {}
+
+  /** See `claimIdempotencyKey`. */
+  claim(req: IdempotentRequest, now = Date.now()): Promise<IdempotencyClaim> {
+    return claimIdempotencyKey(this.store.db, req, now);
+  }
+
+  /** Records the answer; `trx` is the transaction that makes the request's effect. */
+  complete(trx: Db, req: IdempotentRequest, claimedAt: number, answer: IdempotentAnswer): Promise<void> {
+    return completeIdempotencyKey(trx, req, claimedAt, answer);
+  }
+
+  /** Gives the key back after a failure, so a retry runs the request again. */
+  release(req: IdempotentRequest, claimedAt: number): Promise<void> {
+    return releaseIdempotencyKey(this.store.db, req, claimedAt);
+  }
+
+  /** See `runIdempotent`. */
+  runIdempotent<T>(
+    req: IdempotentRequest | null,
+    work: (trx: Db) => Promise<IdempotentAnswer<T>>,
+    now = Date.now(),
+  ): Promise<IdempotentAnswer<T> & { replayed: boolean }> {
+    return runIdempotent(this.store, req, work, now);
+  }
+
+  /** See `pruneIdempotencyKeys`. */
+  prune(now = Date.now()): Promise<number> {
+    return pruneIdempotencyKeys(this.store, now);
+  }
+}

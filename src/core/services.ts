@@ -2,6 +2,7 @@ import type { TernConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ConsumptionService } from './billing/consumption.ts';
 import type { FundsService } from './billing/funds.ts';
+import type { IdempotencyService } from './idempotency.ts';
 import type { LookupService } from './lookup/service.ts';
 import type { InboundService } from './messaging/inbound.ts';
 import type { MessagingService } from './messaging/service.ts';
@@ -9,9 +10,11 @@ import type { Router } from './ports.ts';
 import type { RcsService } from './rcs/service.ts';
 import type { ConnectorService } from './routing/service.ts';
 import type { AuthService } from './tenancy/auth.ts';
+import type { BlacklistService } from './tenancy/blacklist.ts';
 import type { TenancyService } from './tenancy/service.ts';
 import type { SmppCredentialService } from './tenancy/smpp-credentials.ts';
 import type { VoiceService } from './voice/service.ts';
+import type { WebhookDeliveries } from './webhooks/deliveries.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 
 /** The use cases, built once by the composition root and shared by every door (REST, legacy HTTP, SMPP). */
@@ -25,13 +28,19 @@ export interface Services {
   tenancy: TenancyService;
   auth: AuthService;
   smppCredentials: SmppCredentialService;
+  /** Organisations' opt-out lists. */
+  blacklist: BlacklistService;
   lookup: LookupService;
   messaging: MessagingService;
   rcs: RcsService;
   voice: VoiceService;
   inbound: InboundService;
   webhooks: WebhookOutbox;
+  /** Reading webhook deliveries and replaying them. */
+  webhookDeliveries: WebhookDeliveries;
   funds: FundsService;
+  /** Idempotency-Key claims and answers. */
+  idempotency: IdempotencyService;
   consumption: ConsumptionService;
   /** Operator connections and routes as data; events injected on a connector's behalf. */
   connectors: ConnectorService;

@@ -96,3 +96,9 @@ export async function listAllChannels(db: Db): Promise<Channel[]> {
   const rows = await db.selectFrom('channels').selectAll().orderBy('created_at').execute();
   return rows.map(toChannel);
 }
+
+/** Every organisation that has at least one channel. */
+export async function listChannelOrganisationIds(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('channels').select('organisation_id').distinct().execute();
+  return rows.map((r) => r.organisation_id);
+}

@@ -114,3 +114,33 @@ export async function channelRollupDays(db: Db, channelId: string): Promise<Arra
     .execute();
   return rows.map((r) => ({ day: r.day, channelType: r.channel_type }));
 }
+
+/** A channel's charged amounts (net of refunds) on `today` and from `monthStart` on. */
+export async function channelDailyAndMonthlyAmounts(
+  db: Db,
+  channelId: string,
+  today: string,
+  monthStart: string,
+): Promise<{ daily: number; monthly: number }> {
+  const row = await db
+    .selectFrom('consumption_rollups')
+    .select([
+      sql<number>`coalesce(sum(case when day = ${today} then amount else 0 end), 0)`.as('daily'),
+      sql<number>`coalesce(sum(amount), 0)`.as('monthly'),
+    ])
+    .where('channel_id', '=', channelId)
+    .where('day', '>=', monthStart)
+    .executeTakeFirst();
+  return { daily: Number(row?.daily ?? 0), monthly: Number(row?.monthly ?? 0) };
+}
+
+/** An organisation's charged amount (net of refunds), every channel, from `monthStart` on. */
+export async function organisationAmountSince(db: Db, organisationId: string, monthStart: string): Promise<number> {
+  const row = await db
+    .selectFrom('consumption_rollups')
+    .select(sql<number>`coalesce(sum(amount), 0)`.as('monthly'))
+    .where('organisation_id', '=', organisationId)
+    .where('day', '>=', monthStart)
+    .executeTakeFirst();
+  return Number(row?.monthly ?? 0);
+}

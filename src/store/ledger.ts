@@ -147,3 +147,10 @@ export async function applyCredits(
   });
   for (let k = 0; k < rows.length; k += 400) await db.insertInto('ledger').values(rows.slice(k, k + 400)).execute();
 }
+
+export type LedgerRow = LedgerTable;
+
+/** Writes ledger rows as they are (the accept transaction computes each row's running balance). */
+export async function insertLedgerRows(db: Db, rows: LedgerRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 400) await db.insertInto('ledger').values(rows.slice(i, i + 400)).execute();
+}

@@ -141,3 +141,25 @@ export async function findLastMt(db: Db, organisationId: string, channelId: stri
       .executeTakeFirst()) ?? null
   );
 }
+
+/** What a reply needs of the message it answers: its id, campaign and extra fields. */
+export async function findMessageExtra(
+  db: Db,
+  id: string,
+): Promise<Pick<MessageRow, 'id' | 'campaign_id' | 'extra'> | null> {
+  return (await db.selectFrom('messages').select(['id', 'campaign_id', 'extra']).where('id', '=', id).executeTakeFirst()) ?? null;
+}
+
+export async function updateMessageExtra(db: Db, id: string, extra: string | null): Promise<void> {
+  await db.updateTable('messages').set({ extra }).where('id', '=', id).execute();
+}
+
+/** The ids of a campaign's messages that are still SCHEDULED. */
+export async function listScheduledOfCampaign(db: Db, campaignId: string): Promise<Array<{ id: string }>> {
+  return db
+    .selectFrom('messages')
+    .select('id')
+    .where('campaign_id', '=', campaignId)
+    .where('status', '=', 'SCHEDULED')
+    .execute();
+}

@@ -1,4 +1,5 @@
-import type { Db } from './db.ts';
+import { sql } from 'kysely';
+import type { Db, Dialect } from './db.ts';
 import type { OrganisationTable } from './schema.ts';
 
 export interface Organisation {
@@ -80,4 +81,51 @@ export async function updateOrganisation(
   patch: Partial<Pick<OrganisationTable, 'name' | 'state' | 'monthly_limit' | 'parent_billing'>>,
 ): Promise<void> {
   await db.updateTable('organisations').set(patch).where('id', '=', id).execute();
+}
+
+/** Who pays for an organisation: its parent and whether the parent's balance is charged. */
+export async function findOrganisationBilling(
+  db: Db,
+  id: string,
+): Promise<Pick<OrganisationTable, 'parent_id' | 'parent_billing'> | null> {
+  return (
+    (await db.selectFrom('organisations').select(['parent_id', 'parent_billing']).where('id', '=', id).executeTakeFirst()) ?? null
+  );
+}
+
+/**
+ * Locks organisation rows in id order with NO KEY UPDATE (PostgreSQL only; SQLite has no row locks), the lock a
+ * balance UPDATE takes anyway.
+ */
+export async function lockOrganisationRows(db: Db, ids: string[]): Promise<void> {
+  await db
+    .selectFrom('organisations')
+    .select('id')
+    .where('id', 'in', [...new Set(ids)].sort())
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+}
+
+/** How organisations are billed: their parent, whether the parent pays, their monthly limit. */
+export function findPayingSetup(
+  db: Db,
+  ids: string[],
+): Promise<Array<Pick<OrganisationTable, 'id' | 'parent_id' | 'parent_billing' | 'monthly_limit'>>> {
+  return db.selectFrom('organisations').select(['id', 'parent_id', 'parent_billing', 'monthly_limit']).where('id', 'in', ids).execute();
+}
+
+/**
+ * The payers' balances, read for a charge. On PostgreSQL the rows stay locked until the transaction ends, in id
+ * order, with NO KEY UPDATE: enough to serialise balance changes, and it does not conflict with the key-share locks
+ * that foreign-key checks of sub-organisation rows take on their parent.
+ */
+export async function lockBalances(db: Db, dialect: Dialect, ids: string[]): Promise<Map<string, number>> {
+  let q = db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', ids).orderBy('id');
+  if (dialect === 'postgres') q = q.forNoKeyUpdate();
+  return new Map((await q.execute()).map((r) => [r.id, Number(r.balance)]));
+}
+
+export async function debitBalance(db: Db, id: string, amount: number): Promise<void> {
+  await db.updateTable('organisations').set({ balance: sql<number>`balance - ${amount}` }).where('id', '=', id).execute();
 }

@@ -72,6 +72,16 @@ export async function listSmppCredentials(db: Db, channelIds: string[]): Promise
   return rows.map(toSmppCredential);
 }
 
+/** The ACTIVE credentials of these channels (ids only): who receives their MO. */
+export async function listActiveCredentialIdsOfChannels(db: Db, channelIds: string[]): Promise<Array<{ id: string; channel_id: string }>> {
+  return db
+    .selectFrom('smpp_credentials')
+    .select(['id', 'channel_id'])
+    .where('channel_id', 'in', channelIds)
+    .where('state', '=', 'ACTIVE')
+    .execute();
+}
+
 /** Deletes a credential and whatever was waiting for its receivers. */
 export async function deleteSmppCredential(db: Db, id: string): Promise<void> {
   await db.deleteFrom('smpp_outbox').where('credential_id', '=', id).execute();
@@ -129,4 +139,9 @@ export async function countOutbox(db: Db): Promise<Array<{ systemId: string; kin
     .groupBy(['c.system_id', 'o.kind'])
     .execute();
   return rows.map((r) => ({ systemId: r.system_id, kind: r.kind, count: Number(r.n) }));
+}
+
+/** The queue condition of rows owed to these credentials and not expired. */
+export function liveOutboxRowsOf(credentialIds: string[], now: number) {
+  return sql`credential_id in (${sql.join(credentialIds)}) and expires_at > ${now}`;
 }

@@ -3,10 +3,10 @@ import { parseEuros, toEuros } from '../domain/money.ts';
 import { MAX_TRANSFER_MICROS, type OrganisationNode, transferDecision } from '../domain/transfer-rules.ts';
 import type { Db, Store } from '../../store/db.ts';
 import { applyBalanceChange, type LedgerEntry, listLedger } from '../../store/ledger.ts';
-import { findOrganisation, listOrganisations, type Organisation } from '../../store/organisations.ts';
+import { findOrganisation, listOrganisations, lockOrganisationRows, type Organisation } from '../../store/organisations.ts';
 import { findTransfer, insertTransfer, listTransfers, type TransferFilter, type TransferRecord } from '../../store/transfers.ts';
 import { fail } from '../errors.ts';
-import { type IdempotentAnswer, type IdempotentRequest, requestFingerprint, runIdempotent } from '../idempotency.ts';
+import { IdempotencyService, type IdempotentAnswer, type IdempotentRequest, requestFingerprint } from '../idempotency.ts';
 
 export interface OrganisationName {
   organisationId: string;
@@ -62,7 +62,10 @@ const nameOf = (o: Organisation): OrganisationName => ({ organisationId: o.id, n
 
 /** Balances as the ledger tells them, and transfers of funds between an organisation and its sub-organisations. */
 export class FundsService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly idempotency = new IdempotencyService(store),
+  ) {}
 
   private get db(): Db {
     return this.store.db;
@@ -112,8 +115,7 @@ export class FundsService {
 
     const idempotency = req.idempotencyKey ? transferIdempotency(req, req.idempotencyKey) : null;
 
-    return runIdempotent(
-      this.store,
+    return this.idempotency.runIdempotent(
       idempotency,
       async (trx) => {
         const transfer: Transfer = {
@@ -167,13 +169,7 @@ export class FundsService {
    */
   private async lockOrganisations(trx: Db, ids: string[]): Promise<void> {
     if (this.store.dialect !== 'postgres') return;
-    await trx
-      .selectFrom('organisations')
-      .select('id')
-      .where('id', 'in', [...new Set(ids)].sort())
-      .orderBy('id')
-      .forNoKeyUpdate()
-      .execute();
+    await lockOrganisationRows(trx, ids);
   }
 
   private async withNames(records: TransferRecord[]): Promise<Transfer[]> {

@@ -11,6 +11,7 @@ import { lookupNumber, type NumberLookup } from './enrich.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import { applyBalanceChange } from '../../store/ledger.ts';
+import { findOrganisationBilling } from '../../store/organisations.ts';
 import { loadPrices } from '../../store/prices.ts';
 import { RollupBatch } from '../../store/rollups.ts';
 import { fail, CoreError } from '../errors.ts';
@@ -116,11 +117,7 @@ export class LookupService {
 
     await this.store.db.transaction().execute(async (trx) => {
       if (total > 0) {
-        const org = await trx
-          .selectFrom('organisations')
-          .select(['parent_id', 'parent_billing'])
-          .where('id', '=', channel.organisationId)
-          .executeTakeFirst();
+        const org = await findOrganisationBilling(trx, channel.organisationId);
         if (!org) fail('NOT_FOUND', `organisation ${channel.organisationId} not found`);
         const payer = org.parent_billing === 1 && org.parent_id !== null ? org.parent_id : channel.organisationId;
         const entry = await applyBalanceChange(trx, {

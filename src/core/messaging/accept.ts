@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import { uuidv7 } from '../domain/ids.ts';
 import type { MessageStatus, StatusDetail } from '../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
@@ -8,6 +7,10 @@ import type { LeasedQueue } from '../../store/queue.ts';
 import type { EventConsumers } from '../events.ts';
 import { insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
+import { blacklistedAmong } from '../../store/blacklist.ts';
+import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
+import { insertLedgerRows, type LedgerRow } from '../../store/ledger.ts';
+import { debitBalance, findPayingSetup, lockBalances } from '../../store/organisations.ts';
 import { utcDay, utcMonthStart } from '../tenancy/service.ts';
 
 /** A message validated and priced, waiting for the accept transaction to charge and store it. */
@@ -65,11 +68,7 @@ export async function acceptBatch(
   now: number,
 ): Promise<MessageRow[]> {
   const orgIds = [...new Set(batch.map((p) => p.row.organisation_id))];
-  const orgRows = await db
-    .selectFrom('organisations')
-    .select(['id', 'parent_id', 'parent_billing', 'monthly_limit'])
-    .where('id', 'in', orgIds)
-    .execute();
+  const orgRows = await findPayingSetup(db, orgIds);
   const orgs = new Map<string, OrgState>(
     orgRows.map((o) => [o.id, { id: o.id, parentId: o.parent_id, parentBilling: o.parent_billing === 1, monthlyLimit: o.monthly_limit }]),
   );
@@ -78,11 +77,7 @@ export async function acceptBatch(
     return o?.parentBilling && o.parentId ? o.parentId : orgId;
   };
   const payerIds = [...new Set(orgIds.map(payerOf))].sort();
-  let balanceQuery = db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', payerIds).orderBy('id');
-  // NO KEY UPDATE: enough to serialise balance changes, and it does not conflict with the key-share locks that
-  // foreign-key checks of sub-organisation rows take on their parent.
-  if (dialect === 'postgres') balanceQuery = balanceQuery.forNoKeyUpdate();
-  const balances = new Map((await balanceQuery.execute()).map((r) => [r.id, Number(r.balance)]));
+  const balances = await lockBalances(db, dialect, payerIds);
   const spent = new Map<string, number>();
 
   const today = utcDay(now);
@@ -92,45 +87,25 @@ export async function acceptBatch(
   const orgMonthly = new Map<string, number>();
   const limitedChannels = [...new Map(batch.filter((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null).map((p) => [p.channel.id, p.channel])).values()];
   for (const c of limitedChannels) {
-    const r = await db
-      .selectFrom('consumption_rollups')
-      .select([
-        sql<number>`coalesce(sum(case when day = ${today} then amount else 0 end), 0)`.as('daily'),
-        sql<number>`coalesce(sum(amount), 0)`.as('monthly'),
-      ])
-      .where('channel_id', '=', c.id)
-      .where('day', '>=', monthStart)
-      .executeTakeFirst();
-    channelDaily.set(c.id, Number(r?.daily ?? 0));
-    channelMonthly.set(c.id, Number(r?.monthly ?? 0));
+    const spent = await channelDailyAndMonthlyAmounts(db, c.id, today, monthStart);
+    channelDaily.set(c.id, spent.daily);
+    channelMonthly.set(c.id, spent.monthly);
   }
   for (const o of orgs.values()) {
     if (o.monthlyLimit === null) continue;
-    const r = await db
-      .selectFrom('consumption_rollups')
-      .select(sql<number>`coalesce(sum(amount), 0)`.as('monthly'))
-      .where('organisation_id', '=', o.id)
-      .where('day', '>=', monthStart)
-      .executeTakeFirst();
-    orgMonthly.set(o.id, Number(r?.monthly ?? 0));
+    orgMonthly.set(o.id, await organisationAmountSince(db, o.id, monthStart));
   }
 
   const blacklisted = new Set<string>();
   const toCheck = batch.filter((p) => p.checkBlacklist && p.rejection === null);
   for (const orgId of new Set(toCheck.map((p) => p.row.organisation_id))) {
     const numbers = [...new Set(toCheck.filter((p) => p.row.organisation_id === orgId).map((p) => p.row.recipient))];
-    const rows = await db
-      .selectFrom('blacklist')
-      .select('msisdn')
-      .where('organisation_id', '=', orgId)
-      .where('msisdn', 'in', numbers)
-      .execute();
-    for (const r of rows) blacklisted.add(`${orgId}|${r.msisdn}`);
+    for (const msisdn of await blacklistedAmong(db, orgId, numbers)) blacklisted.add(`${orgId}|${msisdn}`);
   }
 
   const rollups = new RollupBatch();
   const events: MessageEventRow[] = [];
-  const ledger: Array<Record<string, unknown>> = [];
+  const ledger: LedgerRow[] = [];
   const dispatch: Array<{ messageId: string; dueAt: number }> = [];
   const rows: MessageRow[] = [];
 
@@ -208,16 +183,8 @@ export async function acceptBatch(
   }
 
   await insertMessages(db, rows);
-  for (let i = 0; i < ledger.length; i += 400) {
-    await db.insertInto('ledger').values(ledger.slice(i, i + 400) as never).execute();
-  }
-  for (const [payer, amount] of spent) {
-    await db
-      .updateTable('organisations')
-      .set({ balance: sql<number>`balance - ${amount}` })
-      .where('id', '=', payer)
-      .execute();
-  }
+  await insertLedgerRows(db, ledger);
+  for (const [payer, amount] of spent) await debitBalance(db, payer, amount);
   await insertEvents(db, events);
   if (dispatch.length > 0) {
     await enqueueDispatch(db, dispatch);

@@ -2,9 +2,11 @@ import type { InboundEvent } from '../ports.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { optCommand } from '../domain/opt-out.ts';
 import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
-import type { Channel } from '../../store/channels.ts';
+import { addToBlacklist, removeFromBlacklist } from '../../store/blacklist.ts';
+import { type Channel, listChannelOrganisationIds } from '../../store/channels.ts';
 import { inTransaction, type Store } from '../../store/db.ts';
 import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
+import { insertUnrouted, listUnrouted, type UnroutedInboundRow } from '../../store/unrouted-inbound.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import { utcDay } from '../tenancy/service.ts';
 import type { MessagingService } from './service.ts';
@@ -47,8 +49,8 @@ export class InboundService {
     const stale = this.routing && !this.routing.byAddress.has(key) && now - this.routing.at > MISS_REFRESH_MS;
     if (!this.routing || stale || now - this.routing.at > ROUTING_CACHE_TTL_MS) {
       const byAddress = new Map<string, Channel>();
-      const rows = await this.store.db.selectFrom('channels').select('organisation_id').distinct().execute();
-      for (const c of await this.tenancy.listChannels(rows.map((r) => r.organisation_id))) {
+      const organisationIds = await listChannelOrganisationIds(this.store.db);
+      for (const c of await this.tenancy.listChannels(organisationIds)) {
         if (c.state !== 'ACTIVE') continue;
         const addresses = [...c.fromFieldList, ...(c.defaultFromField ? [c.defaultFromField] : [])];
         for (const a of addresses) {
@@ -61,11 +63,16 @@ export class InboundService {
     return this.routing.byAddress.get(key) ?? null;
   }
 
+  /** Inbound messages that matched no channel, newest first. */
+  listUnrouted(page: number, pageSize: number): Promise<UnroutedInboundRow[]> {
+    return listUnrouted(this.store.db, { offset: (page - 1) * pageSize, limit: pageSize });
+  }
+
   async receive(events: InboundEvent[]): Promise<InboundResult> {
     const now = Date.now();
     const rows: MessageRow[] = [];
     const stored: MessageEventRow[] = [];
-    const unrouted: Array<Record<string, unknown>> = [];
+    const unrouted: UnroutedInboundRow[] = [];
     const optOps: Array<{ organisationId: string; msisdn: string; op: 'STOP' | 'START'; at: number }> = [];
     for (const e of events) {
       const channel = await this.channelFor(e.type, e.to, now);
@@ -140,16 +147,12 @@ export class InboundService {
     await inTransaction(this.store, async (trx) => {
       await insertMessages(trx, rows);
       await insertEvents(trx, stored);
-      if (unrouted.length > 0) await trx.insertInto('unrouted_inbound').values(unrouted as never).execute();
+      await insertUnrouted(trx, unrouted);
       for (const o of optOps) {
         if (o.op === 'STOP') {
-          await trx
-            .insertInto('blacklist')
-            .values({ organisation_id: o.organisationId, msisdn: o.msisdn, source: 'STOP', created_at: o.at })
-            .onConflict((oc) => oc.columns(['organisation_id', 'msisdn']).doNothing())
-            .execute();
+          await addToBlacklist(trx, { organisation_id: o.organisationId, msisdn: o.msisdn, source: 'STOP', created_at: o.at });
         } else {
-          await trx.deleteFrom('blacklist').where('organisation_id', '=', o.organisationId).where('msisdn', '=', o.msisdn).execute();
+          await removeFromBlacklist(trx, o.organisationId, o.msisdn);
         }
       }
       await this.messaging.consumers.run(trx, stored, new Map(rows.map((r) => [r.id, r])));

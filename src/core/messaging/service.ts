@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { uuidv7 } from '../domain/ids.ts';
 import { PriceList } from '../domain/pricing.ts';
 import type { MessageStatus } from '../domain/status.ts';
+import { findCampaign, insertCampaign } from '../../store/campaigns.ts';
 import { type Channel, findChannel } from '../../store/channels.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
@@ -10,6 +11,7 @@ import {
   findMessages,
   listEvents,
   listMessages,
+  listScheduledOfCampaign,
   type MessageEventRow,
   type MessageFilter,
   type MessageRow,
@@ -168,37 +170,29 @@ export class MessagingService {
       }
     }
     const sendAt = prepared[0]?.row.send_at ?? now;
-    await this.store.db
-      .insertInto('campaigns')
-      .values({
-        id: campaignId,
-        organisation_id: channel.organisationId,
-        channel_id: channel.id,
-        ref_client: input.refClient ?? null,
-        send_at: sendAt,
-        created_at: now,
-        recipients: input.recipients.length,
-        body: JSON.stringify({ text: input.message.text, encoding: input.message.encoding ?? null }),
-      })
-      .execute();
+    await insertCampaign(this.store.db, {
+      id: campaignId,
+      organisation_id: channel.organisationId,
+      channel_id: channel.id,
+      ref_client: input.refClient ?? null,
+      send_at: sendAt,
+      created_at: now,
+      recipients: input.recipients.length,
+      body: JSON.stringify({ text: input.message.text, encoding: input.message.encoding ?? null }),
+    });
     const messages = await this.acceptor.submitMany(prepared);
     return { campaignId, messages, errors };
   }
 
   async campaign(campaignId: string, channelIds: string[]) {
-    const c = await this.store.db.selectFrom('campaigns').selectAll().where('id', '=', campaignId).executeTakeFirst();
+    const c = await findCampaign(this.store.db, campaignId);
     if (!c || !channelIds.includes(c.channel_id)) fail('NOT_FOUND', `campaign ${campaignId} not found`);
     return { campaign: c, counts: await countByStatus(this.store.db, campaignId) };
   }
 
   async cancelCampaign(campaignId: string, channelIds: string[], now = Date.now()) {
     const { campaign } = await this.campaign(campaignId, channelIds);
-    const scheduled = await this.store.db
-      .selectFrom('messages')
-      .select('id')
-      .where('campaign_id', '=', campaignId)
-      .where('status', '=', 'SCHEDULED')
-      .execute();
+    const scheduled = await listScheduledOfCampaign(this.store.db, campaignId);
     if (scheduled.length === 0) fail('CONFLICT', `campaign ${campaignId} has no scheduled message left to cancel`);
     await this.applyStatusNow(
       scheduled.map((m) => ({ messageId: m.id, status: 'CANCELLED' as const, detail: 'CANCELLED_BY_USER', at: now, refund: true })),

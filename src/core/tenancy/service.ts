@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { uuidv7 } from '../domain/ids.ts';
 import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
 import { type Channel, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
+import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
 import {
   type Credential,
   findCredential,
@@ -262,26 +262,10 @@ export class TenancyService {
 
   /** Charged amounts (net of refunds) of a channel today and this month, from the consumption rollups. */
   async channelConsumption(channelId: string, now = Date.now()): Promise<Consumption> {
-    const today = utcDay(now);
-    const row = await this.db
-      .selectFrom('consumption_rollups')
-      .select([
-        sql<number>`coalesce(sum(case when day = ${today} then amount else 0 end), 0)`.as('daily'),
-        sql<number>`coalesce(sum(amount), 0)`.as('monthly'),
-      ])
-      .where('channel_id', '=', channelId)
-      .where('day', '>=', utcMonthStart(now))
-      .executeTakeFirst();
-    return { daily: Number(row?.daily ?? 0), monthly: Number(row?.monthly ?? 0) };
+    return channelDailyAndMonthlyAmounts(this.db, channelId, utcDay(now), utcMonthStart(now));
   }
 
   async organisationMonthlyConsumption(organisationId: string, now = Date.now()): Promise<number> {
-    const row = await this.db
-      .selectFrom('consumption_rollups')
-      .select(sql<number>`coalesce(sum(amount), 0)`.as('monthly'))
-      .where('organisation_id', '=', organisationId)
-      .where('day', '>=', utcMonthStart(now))
-      .executeTakeFirst();
-    return Number(row?.monthly ?? 0);
+    return organisationAmountSince(this.db, organisationId, utcMonthStart(now));
   }
 }

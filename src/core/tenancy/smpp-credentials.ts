@@ -1,12 +1,13 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
 import { uuidv7 } from '../domain/ids.ts';
-import type { Store } from '../../store/db.ts';
+import type { Db, Store } from '../../store/db.ts';
 import {
   deleteSmppCredential,
   findSmppCredential,
   findSmppCredentialBySystemId,
   insertSmppCredential,
+  listActiveCredentialIdsOfChannels,
   listSmppCredentials,
   type SmppCredential,
 } from '../../store/smpp.ts';
@@ -98,6 +99,15 @@ export type SmppAuthResult =
   | { ok: false; reason: 'UNKNOWN_SYSTEM_ID' | 'WRONG_PASSWORD' | 'DISABLED' | 'ADDRESS_NOT_ALLOWED' };
 
 const CACHE_TTL_MS = 5_000;
+
+/**
+ * The ACTIVE credentials of these channels, read in `tx` (an event hook's transaction): the receivers an MO of
+ * those channels goes to.
+ */
+export async function activeCredentialsOfChannels(tx: Db, channelIds: string[]): Promise<Array<{ id: string; channelId: string }>> {
+  const rows = await listActiveCredentialIdsOfChannels(tx, channelIds);
+  return rows.map((r) => ({ id: r.id, channelId: r.channel_id }));
+}
 
 /**
  * SMPP credentials: a system_id and password that bind to one SMS channel, with the addresses it may bind from,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { uuidv7 } from '../domain/ids.ts';
 import { describeNumber } from '../domain/phone.ts';
 import { networkLookup } from '../lookup/enrich.ts';
+import { insertCampaign } from '../../store/campaigns.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import type { MessageRow } from '../../store/messages.ts';
@@ -242,19 +243,16 @@ export class VoiceService {
       const one = { ...input, to, campaignId };
       prepared.push(this.prepare(channel, one, v, speech, ctx, await this.network(one)));
     }
-    await this.store.db
-      .insertInto('campaigns')
-      .values({
-        id: campaignId,
-        organisation_id: channel.organisationId,
-        channel_id: channel.id,
-        ref_client: prepared[0]!.row.ref_client,
-        send_at: prepared[0]!.row.send_at,
-        created_at: ctx.now,
-        recipients: recipients.length,
-        body: JSON.stringify({ text: v.text, title: v.title, language: v.language }),
-      })
-      .execute();
+    await insertCampaign(this.store.db, {
+      id: campaignId,
+      organisation_id: channel.organisationId,
+      channel_id: channel.id,
+      ref_client: prepared[0]!.row.ref_client,
+      send_at: prepared[0]!.row.send_at,
+      created_at: ctx.now,
+      recipients: recipients.length,
+      body: JSON.stringify({ text: v.text, title: v.title, language: v.language }),
+    });
     const messages = await Promise.all(prepared.map((p) => this.messaging.accept(p)));
     return { campaignId, messages };
   }

@@ -6,7 +6,7 @@ import { nextRetryDelay } from '../domain/retry.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import { LeasedQueue, WEBHOOK_QUEUE } from '../../store/queue.ts';
-import { type AttemptOutcome, deferDeliveries, insertDeliveries, recordAttempts, type WebhookDeliveryRow } from '../../store/webhook-queue.ts';
+import { type AttemptOutcome, deferDeliveries, insertDeliveries, recordAttempts, type WebhookDeliveryRow } from '../../store/webhooks.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
 
 /** What one attempt came to (the sender's HTTP client says). */

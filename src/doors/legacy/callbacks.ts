@@ -2,10 +2,9 @@ import { formatLegacyReplyDate, formatLegacyReportDate } from './dates.ts';
 import { legacyStatusOf } from './status.ts';
 import { toEuros } from '../../core/domain/money.ts';
 import { isMessageStatus } from '../../core/domain/status.ts';
-import type { Channel } from '../../store/channels.ts';
-import type { Db } from '../../store/db.ts';
-import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
 import type { EventConsumer } from '../../core/events.ts';
+import type { Channel, MessageEventRow, MessageRow, Tx } from '../../core/types.ts';
+import { originOf, setExtra } from '../../core/messaging/extra.ts';
 
 /**
  * Fields of a legacy send kept in the message's `extra` (and so shown in its REST object): where its callbacks go,
@@ -95,16 +94,12 @@ export function legacyWebhookFormatter(m: MessageRow, event: MessageEventRow, _c
  * carries that URL and the send's `smsID` in its `extra`, so its callback goes there. Must run before the webhook
  * outbox's hook, in the same transaction.
  */
-export const legacyReplyLinkHook: EventConsumer = async (db: Db, events, messages) => {
+export const legacyReplyLinkHook: EventConsumer = async (tx: Tx, events, messages) => {
   for (const e of events) {
     if (e.kind !== 'MO') continue;
     const mo = messages.get(e.message_id);
     if (!mo?.origin_message_id) continue;
-    const origin = await db
-      .selectFrom('messages')
-      .select(['id', 'campaign_id', 'extra'])
-      .where('id', '=', mo.origin_message_id)
-      .executeTakeFirst();
+    const origin = await originOf(tx, mo.origin_message_id);
     if (!origin?.extra) continue;
     const originExtra = JSON.parse(origin.extra) as LegacyExtra;
     if (!originExtra.legacyReplyUrl) continue;
@@ -114,6 +109,6 @@ export const legacyReplyLinkHook: EventConsumer = async (db: Db, events, message
       legacySmsId: originExtra.legacySmsId ?? legacySmsIdOf(origin),
     };
     mo.extra = JSON.stringify(extra);
-    await db.updateTable('messages').set({ extra: mo.extra }).where('id', '=', mo.id).execute();
+    await setExtra(tx, mo.id, mo.extra);
   }
 };

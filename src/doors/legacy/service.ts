@@ -4,7 +4,7 @@ import { MICROS_PER_EURO, toEuros } from '../../core/domain/money.ts';
 import { type MessageStatus } from '../../core/domain/status.ts';
 import { type ChannelType, type Permission, rolesAllow, seesOrganisation } from '../../core/domain/tenancy.ts';
 import { analyseText, type TextEncoding, TextError } from '../../core/domain/text.ts';
-import type { MessageRow } from '../../store/messages.ts';
+import type { MessageRow } from '../../core/types.ts';
 import type { AuthService, Principal } from '../../core/tenancy/auth.ts';
 import { CoreError, fail } from '../../core/errors.ts';
 import type { FundsService } from '../../core/billing/funds.ts';

@@ -1,14 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../core/services.ts';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-  requestFingerprint,
-} from '../../core/idempotency.ts';
+import { requestFingerprint } from '../../core/idempotency.ts';
 import type { PreparedMessage } from '../../core/messaging/accept.ts';
 import { messageObject } from '../../core/messaging/view.ts';
-import type { Channel } from '../../store/channels.ts';
+import type { Channel } from '../../core/types.ts';
 import { fail } from '../../core/errors.ts';
 import { baseUrl } from './access.ts';
 
@@ -40,17 +35,17 @@ export async function answerSend(
   const key = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
   if (key === null) return reply.code(201).send(await sendOnce());
   const idem = { scope: `${scope}:${channel.id}`, key, fingerprint: requestFingerprint(req.body) };
-  const claim = await claimIdempotencyKey(services.store.db, idem);
+  const claim = await services.idempotency.claim(idem);
   if (claim.state === 'replay') return reply.code(claim.answer.statusCode).send(claim.answer.body);
   try {
     const base = baseUrl(services, req);
     return reply.code(201).send(
-      await sendOnce((db, row) =>
-        completeIdempotencyKey(db, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, channel, base) }),
+      await sendOnce((tx, row) =>
+        services.idempotency.complete(tx, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, channel, base) }),
       ),
     );
   } catch (err) {
-    await releaseIdempotencyKey(services.store.db, idem, claim.claimedAt);
+    await services.idempotency.release(idem, claim.claimedAt);
     throw err;
   }
 }

@@ -1,9 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { toEuros } from '../../core/domain/money.ts';
-import type { Channel } from '../../store/channels.ts';
-import type { Credential } from '../../store/credentials.ts';
-import type { LedgerEntry } from '../../store/ledger.ts';
-import type { Organisation } from '../../store/organisations.ts';
+import type { Channel, Credential, LedgerEntry, Organisation } from '../../core/types.ts';
 import type { Consumption } from '../../core/tenancy/service.ts';
 import { Nullable } from './schemas.ts';
 

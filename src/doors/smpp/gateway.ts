@@ -20,14 +20,14 @@ import type {
 } from './handler.ts';
 import { SmppStatus } from '../../protocols/smpp/pdu.ts';
 import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
-import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
-import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp-outbox.ts';
+import type { MessageEventRow, MessageRow, SmppOutboxRow } from '../../core/types.ts';
+import type { SmppOutbox } from '../../core/smpp/outbox.ts';
 import { CoreError } from '../../core/errors.ts';
 import { refusalStatus, submitErrorStatus } from './errors.ts';
 import type { EventConsumer } from '../../core/events.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
-import type { SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
+import { activeCredentialsOfChannels, type SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 
 /**
@@ -264,7 +264,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
    * Event hook (inside every accept, status and inbound transaction): receipts for final statuses of SMPP messages
    * that asked for one, and MO of SMS channels that have SMPP credentials.
    */
-  readonly hook: EventConsumer = async (db, events, messages) => {
+  readonly hook: EventConsumer = async (tx, events, messages) => {
     const rows: SmppOutboxRow[] = [];
     let mos: MessageRow[] | undefined;
     for (const e of events) {
@@ -280,21 +280,16 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       }
     }
     if (mos) {
-      const creds = await db
-        .selectFrom('smpp_credentials')
-        .select(['id', 'channel_id'])
-        .where('channel_id', 'in', [...new Set(mos.map((m) => m.channel_id))])
-        .where('state', '=', 'ACTIVE')
-        .execute();
+      const creds = await activeCredentialsOfChannels(tx, [...new Set(mos.map((m) => m.channel_id))]);
       for (const m of mos) {
-        const targets = creds.filter((c) => c.channel_id === m.channel_id);
+        const targets = creds.filter((c) => c.channelId === m.channel_id);
         if (targets.length === 0) continue;
         const pdus = this.moPdus(m);
         if (!pdus) continue;
         for (const c of targets) rows.push(this.outboxRow(c.id, 'MO', m.id, pdus, m.accepted_at));
       }
     }
-    await this.outbox.enqueue(rows, db);
+    await this.outbox.enqueue(rows, tx);
   };
 
   private moPdus(m: MessageRow): DeliverSmFields[] | null {

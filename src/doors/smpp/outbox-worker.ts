@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { backoffDelay } from '../../core/domain/retry.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
-import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp-outbox.ts';
+import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp/outbox.ts';
 import type { Metrics } from '../../metrics.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
 import { Loop } from '../../workers/loop.ts';

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Services } from '../../../core/services.ts';
-import { fail } from '../../../core/errors.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, PageQuery } from '../schemas.ts';
@@ -10,7 +9,6 @@ const Entry = Type.Object({ msisdn: Type.String(), source: Type.String(), creati
 
 /** The organisation's opt-out list: STOP replies add to it, START replies remove; MARKETING sends skip it. */
 export function blacklistRoutes(app: FastifyInstance, services: Services): void {
-  const db = services.store.db;
   const tags = ['Blacklist'];
   const security = [{ apiKey: [] }];
   const view = (r: { msisdn: string; source: string; created_at: number }) => ({
@@ -36,9 +34,8 @@ export function blacklistRoutes(app: FastifyInstance, services: Services): void 
       const q = req.query as Static<typeof Query>;
       const page = q.page ?? 1;
       const pageSize = q.pageSize ?? 10;
-      let query = db.selectFrom('blacklist').selectAll().where('organisation_id', '=', principal.credential.organisationId);
-      if (q['searchBy[msisdn]']) query = query.where('msisdn', '=', normaliseRecipient(q['searchBy[msisdn]'], 'query.searchBy[msisdn]'));
-      const rows = await query.orderBy('created_at', 'desc').orderBy('msisdn').offset((page - 1) * pageSize).limit(pageSize).execute();
+      const msisdn = q['searchBy[msisdn]'] ? normaliseRecipient(q['searchBy[msisdn]'], 'query.searchBy[msisdn]') : undefined;
+      const rows = await services.blacklist.list(principal.credential.organisationId, { ...(msisdn ? { msisdn } : {}), page, pageSize });
       return { items: rows.map(view), page, pageSize };
     },
   );
@@ -50,14 +47,7 @@ export function blacklistRoutes(app: FastifyInstance, services: Services): void 
     async (req, reply) => {
       const principal = await authorize(services, req, 'blacklist:write');
       const msisdn = normaliseRecipient((req.body as Static<typeof Body>).msisdn, 'body.msisdn');
-      const now = Date.now();
-      const res = await db
-        .insertInto('blacklist')
-        .values({ organisation_id: principal.credential.organisationId, msisdn, source: 'API', created_at: now })
-        .onConflict((oc) => oc.columns(['organisation_id', 'msisdn']).doNothing())
-        .executeTakeFirst();
-      if (Number(res.numInsertedOrUpdatedRows ?? 0) === 0) fail('CONFLICT', `${msisdn} is already blacklisted`);
-      return reply.code(201).send(view({ msisdn, source: 'API', created_at: now }));
+      return reply.code(201).send(view(await services.blacklist.add(principal.credential.organisationId, msisdn)));
     },
   );
 
@@ -69,12 +59,7 @@ export function blacklistRoutes(app: FastifyInstance, services: Services): void 
     async (req, reply) => {
       const principal = await authorize(services, req, 'blacklist:write');
       const msisdn = normaliseRecipient((req.params as { msisdn: string }).msisdn, 'path.msisdn');
-      const res = await db
-        .deleteFrom('blacklist')
-        .where('organisation_id', '=', principal.credential.organisationId)
-        .where('msisdn', '=', msisdn)
-        .executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) fail('NOT_FOUND', `${msisdn} is not blacklisted`);
+      await services.blacklist.remove(principal.credential.organisationId, msisdn);
       return reply.code(204).send();
     },
   );

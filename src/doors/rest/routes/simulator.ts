@@ -64,13 +64,7 @@ export function simulatorRoutes(app: FastifyInstance, services: Services): void 
     },
     async (req) => {
       const { page = 1, pageSize = 10 } = req.query as { page?: number; pageSize?: number };
-      const rows = await services.store.db
-        .selectFrom('unrouted_inbound')
-        .selectAll()
-        .orderBy('received_at', 'desc')
-        .offset((page - 1) * pageSize)
-        .limit(pageSize)
-        .execute();
+      const rows = await services.inbound.listUnrouted(page, pageSize);
       return {
         items: rows.map((r) => ({
           id: r.id,

@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import { MAX_ALLOWED_IPS, MAX_PASSWORD_LENGTH, MAX_SYSTEM_ID_LENGTH } from '../../../core/tenancy/smpp-credentials.ts';
-import type { SmppCredential } from '../../../store/smpp.ts';
+import type { SmppCredential } from '../../../core/types.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 
 const SmppCredentialCreate = Type.Object(

@@ -10,7 +10,7 @@ import { coreErrorPayload } from '../errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { messageObject } from '../../../core/messaging/view.ts';
-import type { MessageRow } from '../../../store/messages.ts';
+import type { MessageRow } from '../../../core/types.ts';
 import { authorize, baseUrl } from '../access.ts';
 import { answerSend } from '../idempotency.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';

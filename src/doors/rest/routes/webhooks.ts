@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Services } from '../../../core/services.ts';
-import { fail } from '../../../core/errors.ts';
-import type { WebhookDeliveryTable } from '../../../store/schema.ts';
+import type { DeliveryWithAttempts } from '../../../core/webhooks/deliveries.ts';
+import type { WebhookDelivery } from '../../../core/types.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, Nullable, PageQuery } from '../schemas.ts';
 import { readableChannelIds } from './sms.ts';
@@ -41,7 +41,7 @@ const DeliveryQuery = Type.Object({
   'searchBy[status]': Type.Optional(Type.String({ enum: [...DELIVERY_STATES] })),
 });
 
-function deliveryView(d: WebhookDeliveryTable) {
+function deliveryView(d: WebhookDelivery) {
   return {
     deliveryId: d.id,
     eventId: d.event_id,
@@ -60,25 +60,22 @@ function deliveryView(d: WebhookDeliveryTable) {
   };
 }
 
-export function webhookRoutes(app: FastifyInstance, services: Services): void {
-  const db = services.store.db;
-  const tags = ['Webhooks'];
-  const security = [{ apiKey: [] }];
-
-  const attemptsOf = async (id: string) =>
-    (await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', id).orderBy('at').execute()).map((a) => ({
+function deliveryWithAttemptsView({ delivery, attempts }: DeliveryWithAttempts) {
+  return {
+    ...deliveryView(delivery),
+    attempts: attempts.map((a) => ({
       date: new Date(a.at).toISOString(),
       outcome: a.outcome,
       httpStatus: a.http_status,
       latencyMs: a.latency_ms,
       error: a.error,
-    }));
-
-  const find = async (id: string, channelIds: string[]) => {
-    const d = await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!d || !channelIds.includes(d.channel_id)) fail('NOT_FOUND', `webhook delivery ${id} not found`);
-    return d;
+    })),
   };
+}
+
+export function webhookRoutes(app: FastifyInstance, services: Services): void {
+  const tags = ['Webhooks'];
+  const security = [{ apiKey: [] }];
 
   app.get(
     '/commons/v1/webhooks/deliveries',
@@ -96,11 +93,14 @@ export function webhookRoutes(app: FastifyInstance, services: Services): void {
       const q = req.query as Static<typeof DeliveryQuery>;
       const page = q.page ?? 1;
       const pageSize = q.pageSize ?? 10;
-      let query = db.selectFrom('webhook_deliveries').selectAll().where('channel_id', 'in', await readableChannelIds(services, principal));
-      if (q['searchBy[messageId]']) query = query.where('message_id', '=', q['searchBy[messageId]']);
-      if (q['searchBy[status]']) query = query.where('state', '=', q['searchBy[status]']);
-      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').offset((page - 1) * pageSize).limit(pageSize).execute();
-      return { items: await Promise.all(rows.map(async (d) => ({ ...deliveryView(d), attempts: await attemptsOf(d.id) }))), page, pageSize };
+      const deliveries = await services.webhookDeliveries.list({
+        channelIds: await readableChannelIds(services, principal),
+        ...(q['searchBy[messageId]'] ? { messageId: q['searchBy[messageId]'] } : {}),
+        ...(q['searchBy[status]'] ? { state: q['searchBy[status]'] } : {}),
+        page,
+        pageSize,
+      });
+      return { items: deliveries.map(deliveryWithAttemptsView), page, pageSize };
     },
   );
 
@@ -111,8 +111,8 @@ export function webhookRoutes(app: FastifyInstance, services: Services): void {
     },
     async (req) => {
       const principal = await authorize(services, req, 'webhooks:read');
-      const d = await find((req.params as { id: string }).id, await readableChannelIds(services, principal));
-      return { ...deliveryView(d), attempts: await attemptsOf(d.id) };
+      const d = await services.webhookDeliveries.get((req.params as { id: string }).id, await readableChannelIds(services, principal));
+      return deliveryWithAttemptsView(d);
     },
   );
 
@@ -129,16 +129,11 @@ export function webhookRoutes(app: FastifyInstance, services: Services): void {
     },
     async (req, reply) => {
       const principal = await authorize(services, req, 'webhooks:write');
-      const d = await find((req.params as { id: string }).id, await readableChannelIds(services, principal));
-      const now = Date.now();
-      await db
-        .updateTable('webhook_deliveries')
-        .set({ state: 'PENDING', attempts: 0, next_attempt_at: now, lease_until: null, updated_at: now, delivered_at: null })
-        .where('id', '=', d.id)
-        .execute();
+      const id = (req.params as { id: string }).id;
+      const channelIds = await readableChannelIds(services, principal);
+      await services.webhookDeliveries.replay(id, channelIds);
       services.webhooks.nudge();
-      const fresh = await find(d.id, [d.channel_id]);
-      return reply.code(202).send({ ...deliveryView(fresh), attempts: await attemptsOf(d.id) });
+      return reply.code(202).send(deliveryWithAttemptsView(await services.webhookDeliveries.get(id, channelIds)));
     },
   );
 }

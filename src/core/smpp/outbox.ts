@@ -1,15 +1,15 @@
-import { sql } from 'kysely';
-import { type Db, inTransaction, type Store } from '../store/db.ts';
-import { LeasedQueue, SMPP_OUTBOX_QUEUE } from '../store/queue.ts';
+import { type Db, inTransaction, type Store } from '../../store/db.ts';
+import { LeasedQueue, SMPP_OUTBOX_QUEUE } from '../../store/queue.ts';
 import {
   countOutbox,
   deleteOutbox,
   expireOutbox,
   insertOutbox,
+  liveOutboxRowsOf,
   makeOutboxDue,
   rescheduleOutbox,
   type SmppOutboxRow,
-} from '../store/smpp.ts';
+} from '../../store/smpp.ts';
 
 export type { SmppOutboxRow };
 
@@ -45,7 +45,7 @@ export class SmppOutbox {
   }
 
   private live(credentialIds: string[], now: number) {
-    return sql`credential_id in (${sql.join(credentialIds)}) and expires_at > ${now}`;
+    return liveOutboxRowsOf(credentialIds, now);
   }
 
   /** Answered rows go; the others are tried again at their time (attempts counted or not). */
