@@ -5,7 +5,7 @@ import type { Channel } from '../../store/channels.ts';
 import type { Db, Dialect } from '../../store/db.ts';
 import { enqueueDispatch, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
-import { utcDay, utcMonthStart } from '../tenancy/service.ts';
+import { utcDay, utcMonthStart } from '../domain/dates.ts';
 
 /** A message validated and priced, waiting for the accept transaction to charge and store it. */
 export interface PreparedMessage {

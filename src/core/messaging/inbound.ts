@@ -6,7 +6,7 @@ import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import type { TenancyService } from '../tenancy/service.ts';
-import { utcDay } from '../tenancy/service.ts';
+import { utcDay } from '../domain/dates.ts';
 import type { MessagingService } from './service.ts';
 
 const ROUTING_CACHE_TTL_MS = 5_000;

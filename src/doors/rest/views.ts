@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox';
+import { iso, isoOrNull } from '../../core/domain/dates.ts';
 import { toEuros } from '../../core/domain/money.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Credential } from '../../store/credentials.ts';
@@ -6,9 +7,6 @@ import type { LedgerEntry } from '../../store/ledger.ts';
 import type { Organisation } from '../../store/organisations.ts';
 import type { Consumption } from '../../core/tenancy/service.ts';
 import { Nullable } from './schemas.ts';
-
-export const iso = (ms: number): string => new Date(ms).toISOString();
-export const isoOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : iso(ms));
 
 export const ChannelRef = Type.Object({
   channelId: Type.String(),
