@@ -188,22 +188,6 @@ export async function createTenant(server: TestServer, opts: TenantOptions = {})
   };
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
-
 /** Checks an error answer: status, errorCode, the exact `{errorCode, message, detail}` shape, and the detail. */
 export function assertError(res: { status: number; body: any }, status: number, code: string, detail?: RegExp): void {
   assert.equal(res.status, status, JSON.stringify(res.body));
