@@ -91,8 +91,3 @@ export async function listChannels(db: Db, organisationIds: string[]): Promise<C
     .execute();
   return rows.map(toChannel);
 }
-
-export async function listAllChannels(db: Db): Promise<Channel[]> {
-  const rows = await db.selectFrom('channels').selectAll().orderBy('created_at').execute();
-  return rows.map(toChannel);
-}

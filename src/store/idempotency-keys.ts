@@ -82,13 +82,3 @@ export async function deleteIdempotencyClaim(db: Db, scope: string, key: string,
     .where('created_at', '=', claimedAt)
     .execute();
 }
-
-/** Removes answered keys older than `before` (ms). */
-export async function pruneIdempotencyKeys(db: Db, before: number): Promise<number> {
-  const result = await db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<', before)
-    .where('status_code', '<>', IN_PROGRESS)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}

@@ -13,9 +13,6 @@ export type DialectName = 'sqlite' | 'postgres';
 
 const PG_URL = process.env.TERN_TEST_DATABASE_URL;
 
-/** The dialects integration tests run on: SQLite always, PostgreSQL when TERN_TEST_DATABASE_URL is set. */
-export const DIALECTS: DialectName[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
-
 /**
  * Declares the suite once per dialect. Without TERN_TEST_DATABASE_URL the PostgreSQL run is reported as skipped
  * with the reason, never silently dropped.

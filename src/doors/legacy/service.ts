@@ -17,18 +17,7 @@ import type { TenancyService } from '../../core/tenancy/service.ts';
 /** The parameters of a legacy call: query string and form fields, merged. */
 export type LegacyParams = Record<string, string | undefined>;
 
-/** Answer codes of the legacy interface (research §11). */
-export const LEGACY_CODES = {
-  OK: 0,
-  INTERNAL_ERROR: 31,
-  AUTHENTICATION_ERROR: 32,
-  INSUFFICIENT_CREDIT: 33,
-  BAD_PARAMETER: 35,
-  UNKNOWN_TARGET: 41,
-  UNAVAILABLE: 50,
-  NOT_FOUND: 61,
-} as const;
-
+/** Answer codes of the legacy interface (research §11) and their descriptions. */
 const LABELS: Record<number, string> = {
   0: 'Accepted',
   31: 'Internal error',

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyRequest } from 'fastify';
 import { ERRORS, type ErrorKind, ServiceError } from '../../core/errors.ts';
 
 export interface ErrorPayload {
@@ -74,8 +74,4 @@ export function toErrorReply(err: FastifyError | Error, req: FastifyRequest): { 
     return { status: fe.statusCode, body: { errorCode: `${fe.statusCode}.000`, message: 'Request rejected', detail: fe.message } };
   }
   return { status: 500, body: errorPayload('INTERNAL', 'an internal error occurred; it has been logged') };
-}
-
-export function sendError(reply: FastifyReply, kind: ErrorKind, detail?: string): FastifyReply {
-  return reply.code(ERRORS[kind].status).send(errorPayload(kind, detail));
 }

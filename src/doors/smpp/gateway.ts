@@ -21,7 +21,7 @@ import type {
 import { SmppStatus } from '../../protocols/smpp/pdu.ts';
 import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
 import type { Store } from '../../store/db.ts';
-import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
+import type { MessageRow } from '../../store/messages.ts';
 import { insertOutbox, type SmppOutboxRow } from '../../store/smpp.ts';
 import { ServiceError } from '../../core/errors.ts';
 import type { EventHook } from '../../core/messaging/accept.ts';
