@@ -92,11 +92,6 @@ export async function listChannels(db: Db, organisationIds: string[]): Promise<C
   return rows.map(toChannel);
 }
 
-export async function listAllChannels(db: Db): Promise<Channel[]> {
-  const rows = await db.selectFrom('channels').selectAll().orderBy('created_at').execute();
-  return rows.map(toChannel);
-}
-
 /** Every organisation that has at least one channel. */
 export async function listChannelOrganisationIds(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('channels').select('organisation_id').distinct().execute();

@@ -83,16 +83,6 @@ export async function deleteIdempotencyClaim(db: Db, scope: string, key: string,
     .execute();
 }
 
-/** Removes answered keys older than `before` (ms). */
-export async function pruneIdempotencyKeys(db: Db, before: number): Promise<number> {
-  const result = await db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<', before)
-    .where('status_code', '<>', IN_PROGRESS)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 /** Deletes up to `limit` keys created before `before`; returns how many. */
 export async function deleteIdempotencyKeysBefore(db: Db, before: number, limit: number): Promise<number> {
   const old = await db.selectFrom('idempotency_keys').select(['scope', 'key']).where('created_at', '<', before).limit(limit).execute();

@@ -103,15 +103,6 @@ export async function listLedger(
   return rows.map(toLedgerEntry);
 }
 
-export async function sumLedger(db: Db, organisationId: string): Promise<number> {
-  const row = await db
-    .selectFrom('ledger')
-    .select(sql<number>`coalesce(sum(amount), 0)`.as('total'))
-    .where('organisation_id', '=', organisationId)
-    .executeTakeFirst();
-  return Number(row?.total ?? 0);
-}
-
 /**
  * Credits one organisation for several items in one balance update (one row lock, one write), with a ledger row
  * per item carrying its running balance. Must run inside the caller's transaction.

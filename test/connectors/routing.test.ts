@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { uuidv7 } from '../../src/core/domain/ids.ts';
-import { createTenant, eventually, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../support/server.ts';
+import { createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../support/server.ts';
+import { eventually } from '../support/wait.ts';
 
 forEachDialect('connectors and routes as data', (dialect) => {
   let server: TestServer;

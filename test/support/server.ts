@@ -13,9 +13,6 @@ export type DialectName = 'sqlite' | 'postgres';
 
 const PG_URL = process.env.TERN_TEST_DATABASE_URL;
 
-/** The dialects integration tests run on: SQLite always, PostgreSQL when TERN_TEST_DATABASE_URL is set. */
-export const DIALECTS: DialectName[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
-
 /**
  * Declares the suite once per dialect. Without TERN_TEST_DATABASE_URL the PostgreSQL run is reported as skipped
  * with the reason, never silently dropped.
@@ -186,22 +183,6 @@ export async function createTenant(server: TestServer, opts: TenantOptions = {})
     key: cred.body.value,
     credentialId: cred.body.credentialId,
   };
-}
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
 /** Checks an error answer: status, errorCode, the exact `{errorCode, message, detail}` shape, and the detail. */

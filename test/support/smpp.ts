@@ -1,18 +1,9 @@
-// Test helpers for SMPP: a raw TCP client that speaks bytes, a client on the `smpp` package, and polling.
+// Test helpers for SMPP: a raw TCP client that speaks bytes and a client on the `smpp` package.
 import { once } from 'node:events';
 import net from 'node:net';
 import smpp from 'smpp';
 import { decodePdu, encodePdu, type Pdu } from '../../src/protocols/smpp/pdu.ts';
-
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+import { sleep } from './wait.ts';
 
 const MB = 2 ** 20;
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { eventually } from '../support/server.ts';
+import { eventually } from '../support/wait.ts';
 
 const ADMIN = 'crash-admin-key-0123456789';
 

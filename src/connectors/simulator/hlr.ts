@@ -5,9 +5,9 @@
 //   - ending in 777: ported to another operator of the same country, when Google's data knows one;
 //   - any other ending: reachable, not ported, served by the operator its range was allocated to.
 // The endings stay clear of the SMS outcome numbers (…0001–…0004) and the RCS non-capable ones (…9).
+import { Cache } from '../../core/cache.ts';
 import { carrierPrefixTable } from '../../core/lookup/carrier-prefixes.ts';
 import { lookupNumber, type NumberLookup } from '../../core/lookup/enrich.ts';
-import { LruCache } from '../../core/lookup/lru.ts';
 import { type LiveStatus, UNKNOWN_LIVE_STATUS } from '../../core/lookup/number-status.ts';
 
 export const UNREACHABLE_ENDING = '555';
@@ -24,7 +24,7 @@ interface NetworkRanges {
 
 export class SimulatorHlr {
   private readonly rangesByCallingCode = new Map<string, Promise<NetworkRanges[]>>();
-  private readonly portedTo = new LruCache<string, Promise<string | null>>(1_000);
+  private readonly portedTo = new Cache<string, Promise<string | null>>({ capacity: 1_000 });
 
   async liveStatus(number: NumberLookup): Promise<LiveStatus> {
     if (!number.valid || (number.type !== 'MOBILE' && number.type !== 'PAGER')) return UNKNOWN_LIVE_STATUS;

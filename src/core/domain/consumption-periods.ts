@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { utcDay } from './dates.ts';
 
 /** Consumption periods: calendar days and months in UTC, written `YYYY-MM-DD`. */
 export const PERIOD_TYPES = ['DAY', 'MONTH'] as const;
@@ -8,34 +9,20 @@ export type PeriodType = (typeof PERIOD_TYPES)[number];
 export const CONSUMPTION_TYPES = ['SMS', 'RCS', 'VOICE', 'LOOKUP'] as const;
 export type ConsumptionType = (typeof CONSUMPTION_TYPES)[number];
 
-const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DAY_MS = 86_400_000;
-
-/** The day when `text` is a real calendar date written `YYYY-MM-DD`, else null ("2024-02-30" is not). */
-export function parseDay(text: string): string | null {
-  const m = DAY_RE.exec(text);
-  if (!m) return null;
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  return dayOf(ms) === text ? text : null;
-}
-
-/** The UTC day of an instant. */
-export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
 
 function dayMs(day: string): number {
   return Date.parse(`${day}T00:00:00Z`);
 }
 
 export function addDays(day: string, n: number): string {
-  return dayOf(dayMs(day) + n * DAY_MS);
+  return utcDay(dayMs(day) + n * DAY_MS);
 }
 
 /** The first day of the month `n` months after the month of `day` (n may be negative). */
 export function monthStartPlus(day: string, n: number): string {
   const d = new Date(dayMs(day));
-  return dayOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
+  return utcDay(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1));
 }
 
 /** The first day of the period of type `type` that contains `day`. */
@@ -50,7 +37,7 @@ export function periodEnd(start: string, type: PeriodType): string {
 
 /** The default window: the current UTC month and the two before it, up to today. */
 export function defaultConsumptionWindow(now: number): { startDate: string; endDate: string } {
-  const today = dayOf(now);
+  const today = utcDay(now);
   return { startDate: monthStartPlus(today, -2), endDate: today };
 }
 

@@ -21,7 +21,6 @@ export const RCS_LIMITS = {
 } as const;
 
 export const RCS_BODY_TYPES = ['TEXT', 'CARD', 'CAROUSEL', 'FILE'] as const;
-export type RcsBodyType = (typeof RCS_BODY_TYPES)[number];
 
 export const RCS_SUGGESTION_TYPES = [
   'REPLY',
@@ -40,7 +39,6 @@ export const DEFAULT_CARD_WIDTH = 'MEDIUM';
 
 /** `body.type` of an inbound (MO) RCS message. */
 export const RCS_MO_BODY_TYPES = ['TEXT', 'SUGGESTION', 'LOCATION', 'FILE'] as const;
-export type RcsMoBodyType = (typeof RCS_MO_BODY_TYPES)[number];
 
 export interface RcsSuggestion {
   type: RcsSuggestionType;
@@ -247,7 +245,6 @@ export function validityOf(seconds: number): RcsValidity {
  * conversation).
  */
 export type RcsPriceKind = 'BASIC' | 'SINGLE' | 'CONVERSATION';
-export const RCS_PRICE_KINDS: readonly RcsPriceKind[] = ['BASIC', 'SINGLE', 'CONVERSATION'];
 
 export function rcsPriceKind(body: RcsBody, inConversation: boolean): RcsPriceKind {
   if (inConversation) return 'CONVERSATION';

@@ -4,7 +4,7 @@
 import { countryName, describeNumber, normaliseMsisdn } from '../domain/phone.ts';
 import type { PhoneFormats, PhoneType } from '../domain/phone.ts';
 import { originalCarrier } from './carrier-prefixes.ts';
-import { LruCache } from './lru.ts';
+import { Cache } from '../cache.ts';
 import { buildOperatorIndex, findOperator } from './operator-match.ts';
 import type { OperatorIndex, OperatorRecord } from './operator-match.ts';
 
@@ -35,7 +35,7 @@ export interface NetworkLookup {
 
 export const LOOKUP_CACHE_SIZE = 10_000;
 
-const lookups = new LruCache<string, Promise<NumberLookup>>(LOOKUP_CACHE_SIZE);
+const lookups = new Cache<string, Promise<NumberLookup>>({ capacity: LOOKUP_CACHE_SIZE });
 let operatorIndex: Promise<OperatorIndex> | undefined;
 // Keyed by country and network name: bounded by the names in Google's data (a few thousand), so no eviction.
 const operatorsByName = new Map<string, OperatorRecord | null>();

@@ -15,7 +15,7 @@ import { findOrganisationBilling } from '../../store/organisations.ts';
 import { loadPrices } from '../../store/prices.ts';
 import { RollupBatch } from '../../store/rollups.ts';
 import { fail, CoreError } from '../errors.ts';
-import { utcDay } from '../tenancy/service.ts';
+import { utcDay } from '../domain/dates.ts';
 
 /** What a lookup answers: the static description and the live part, `null` wherever unknown. */
 export type LookupAnswer = NumberLookup & LiveStatus;

@@ -11,7 +11,7 @@ import { blacklistedAmong } from '../../store/blacklist.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
 import { insertLedgerRows, type LedgerRow } from '../../store/ledger.ts';
 import { debitBalance, findPayingSetup, lockBalances } from '../../store/organisations.ts';
-import { utcDay, utcMonthStart } from '../tenancy/service.ts';
+import { utcDay, utcMonthStart } from '../domain/dates.ts';
 
 /** A message validated and priced, waiting for the accept transaction to charge and store it. */
 export interface PreparedMessage {

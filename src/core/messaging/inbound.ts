@@ -1,3 +1,4 @@
+import { Cache } from '../cache.ts';
 import type { InboundEvent } from '../ports.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { optCommand } from '../domain/opt-out.ts';
@@ -8,11 +9,17 @@ import { inTransaction, type Store } from '../../store/db.ts';
 import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import { insertUnrouted, listUnrouted, type UnroutedInboundRow } from '../../store/unrouted-inbound.ts';
 import type { TenancyService } from '../tenancy/service.ts';
-import { utcDay } from '../tenancy/service.ts';
+import { utcDay } from '../domain/dates.ts';
 import type { MessagingService } from './service.ts';
 
 const ROUTING_CACHE_TTL_MS = 5_000;
 const MISS_REFRESH_MS = 1_000;
+
+/** Active channels by `type|address`, as read at `at`. */
+interface RoutingTable {
+  at: number;
+  byAddress: Map<string, Channel>;
+}
 
 export interface InboundResult {
   stored: MessageRow[];
@@ -31,36 +38,40 @@ function addressKey(value: string): string {
  * the same transaction), and STOP/START applied to the organisation's blacklist.
  */
 export class InboundService {
-  private routing: { at: number; byAddress: Map<string, Channel> } | null = null;
+  /** The routing table, read whole: one entry, served for ROUTING_CACHE_TTL_MS. */
+  private readonly routing = new Cache<'table', RoutingTable>({ capacity: 1, ttlMs: ROUTING_CACHE_TTL_MS });
 
   constructor(
     private readonly store: Store,
     private readonly tenancy: TenancyService,
     private readonly messaging: MessagingService,
   ) {
-    tenancy.onChannelChange(() => {
-      this.routing = null;
-    });
+    tenancy.onChannelChange(() => this.routing.clear());
   }
 
   private async channelFor(type: string, to: string, now: number): Promise<Channel | null> {
     const key = `${type}|${addressKey(to)}`;
+    let table = this.routing.get('table', now);
     // A miss may be a channel created on another node since the table was read: read it again, at most once a second.
-    const stale = this.routing && !this.routing.byAddress.has(key) && now - this.routing.at > MISS_REFRESH_MS;
-    if (!this.routing || stale || now - this.routing.at > ROUTING_CACHE_TTL_MS) {
-      const byAddress = new Map<string, Channel>();
-      const organisationIds = await listChannelOrganisationIds(this.store.db);
-      for (const c of await this.tenancy.listChannels(organisationIds)) {
-        if (c.state !== 'ACTIVE') continue;
-        const addresses = [...c.fromFieldList, ...(c.defaultFromField ? [c.defaultFromField] : [])];
-        for (const a of addresses) {
-          const key = `${c.type}|${addressKey(a)}`;
-          if (!byAddress.has(key)) byAddress.set(key, c);
-        }
-      }
-      this.routing = { at: now, byAddress };
+    const stale = table !== undefined && !table.byAddress.has(key) && now - table.at > MISS_REFRESH_MS;
+    if (table === undefined || stale) {
+      table = await this.readRouting(now);
+      this.routing.set('table', table, now);
     }
-    return this.routing.byAddress.get(key) ?? null;
+    return table.byAddress.get(key) ?? null;
+  }
+
+  private async readRouting(now: number): Promise<RoutingTable> {
+    const byAddress = new Map<string, Channel>();
+    for (const c of await this.tenancy.listChannels(await listChannelOrganisationIds(this.store.db))) {
+      if (c.state !== 'ACTIVE') continue;
+      const addresses = [...c.fromFieldList, ...(c.defaultFromField ? [c.defaultFromField] : [])];
+      for (const a of addresses) {
+        const key = `${c.type}|${addressKey(a)}`;
+        if (!byAddress.has(key)) byAddress.set(key, c);
+      }
+    }
+    return { at: now, byAddress };
   }
 
   /** Inbound messages that matched no channel, newest first. */

@@ -1,6 +1,6 @@
 import type { Channel } from '../../store/channels.ts';
 import type { MessageRow } from '../../store/messages.ts';
-import { utcDay } from '../tenancy/service.ts';
+import { utcDay } from '../domain/dates.ts';
 
 export interface OutboundRowInput {
   id: string;

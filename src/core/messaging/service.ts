@@ -19,6 +19,7 @@ import {
 import { loadPrices, seedPrices, upsertPrices } from '../../store/prices.ts';
 import type { PriceEntry } from '../domain/default-prices.ts';
 import { CoreError, fail } from '../errors.ts';
+import { Cache } from '../cache.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import type { EventConsumers } from '../events.ts';
@@ -56,7 +57,8 @@ export interface MessagingOptions {
 export class MessagingService {
   private priceList = new PriceList([]);
   private readonly dispatchQueue: LeasedQueue<unknown>;
-  private readonly channels = new Map<string, { channel: Channel; until: number }>();
+  /** Channels by id: one entry per channel read, so no bound beyond their number. */
+  private readonly channels = new Cache<string, Channel>({ capacity: Number.POSITIVE_INFINITY, ttlMs: CHANNEL_CACHE_TTL_MS });
   private readonly acceptor: GroupCommitter<PreparedMessage, MessageRow>;
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
 
@@ -105,10 +107,10 @@ export class MessagingService {
    * connection, so a read through the store would wait for itself.
    */
   async channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
-    const cached = this.channels.get(id);
-    if (cached && cached.until > now) return cached.channel;
+    const cached = this.channels.get(id, now);
+    if (cached) return cached;
     const channel = (await findChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
-    this.channels.set(id, { channel, until: now + CHANNEL_CACHE_TTL_MS });
+    this.channels.set(id, channel, now);
     return channel;
   }
 

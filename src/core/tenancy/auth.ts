@@ -1,3 +1,4 @@
+import { Cache } from '../cache.ts';
 import type { Channel } from '../../store/channels.ts';
 import { type Credential, findCredentialByHash } from '../../store/credentials.ts';
 import type { Store } from '../../store/db.ts';
@@ -18,7 +19,8 @@ const CACHE_TTL_MS = 5_000;
 const CACHE_MAX = 10_000;
 
 export class AuthService {
-  private readonly cache = new Map<string, { principal: Principal; until: number }>();
+  /** Principals by key hash. */
+  private readonly cache = new Cache<string, Principal>({ capacity: CACHE_MAX, ttlMs: CACHE_TTL_MS });
 
   constructor(
     private readonly store: Store,
@@ -26,9 +28,7 @@ export class AuthService {
     private readonly adminKeyHash: string,
   ) {
     tenancy.onChannelChange((channelId) => {
-      for (const [hash, entry] of this.cache) {
-        if (entry.principal.channel.id === channelId) this.cache.delete(hash);
-      }
+      this.cache.deleteWhere((principal) => principal.channel.id === channelId);
     });
   }
 
@@ -40,15 +40,14 @@ export class AuthService {
   async authenticate(key: string | undefined, now = Date.now()): Promise<Principal> {
     if (key === undefined || key.trim() === '') fail('MISSING_API_KEY', 'send the API key in the X-Api-Key header');
     const hash = hashApiKey(key);
-    const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.principal;
+    const cached = this.cache.get(hash, now);
+    if (cached) return cached;
     const credential = await findCredentialByHash(this.store.db, hash);
     if (!credential || !hashesEqual(credential.keyHash, hash)) fail('INVALID_API_KEY', 'unknown API key');
     if (credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this API key has been revoked');
     const channel = await this.tenancy.getChannel(credential.channelId);
     const principal: Principal = { credential, channel };
-    if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(hash, { principal, until: now + CACHE_TTL_MS });
+    this.cache.set(hash, principal, now);
     return principal;
   }
 }

@@ -1,3 +1,4 @@
+import { utcDay, utcMonthStart } from '../domain/dates.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
 import { type Channel, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
@@ -51,14 +52,6 @@ export interface Consumption {
 
 /** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
 const SECRET_ROTATION_OVERLAP_MS = 24 * 3_600_000;
-
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
-
-export function utcMonthStart(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 7)}-01`;
-}
 
 /** Organisations, channels, credentials and balances: the tenancy side of Tern, shared by every door. */
 export class TenancyService {

@@ -1,5 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
+import { Cache } from '../cache.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import type { Db, Store } from '../../store/db.ts';
 import {
@@ -99,6 +100,7 @@ export type SmppAuthResult =
   | { ok: false; reason: 'UNKNOWN_SYSTEM_ID' | 'WRONG_PASSWORD' | 'DISABLED' | 'ADDRESS_NOT_ALLOWED' };
 
 const CACHE_TTL_MS = 5_000;
+const CACHE_MAX = 10_000;
 
 /**
  * The ACTIVE credentials of these channels, read in `tx` (an event hook's transaction): the receivers an MO of
@@ -114,7 +116,8 @@ export async function activeCredentialsOfChannels(tx: Db, channelIds: string[]):
  * how many sessions it may hold and its submit rate. Passwords are kept as salted scrypt hashes.
  */
 export class SmppCredentialService {
-  private readonly cache = new Map<string, { credential: SmppCredential | null; until: number }>();
+  /** Credentials by id; null for one known not to exist (deleted). */
+  private readonly cache = new Cache<string, SmppCredential | null>({ capacity: CACHE_MAX, ttlMs: CACHE_TTL_MS });
   private readonly deletedListeners: Array<(credential: SmppCredential) => void> = [];
 
   constructor(
@@ -176,18 +179,17 @@ export class SmppCredentialService {
   async delete(id: string): Promise<SmppCredential> {
     const credential = (await findSmppCredential(this.store.db, id)) ?? fail('NOT_FOUND', `SMPP credential ${id} not found`);
     await this.store.db.transaction().execute((trx) => deleteSmppCredential(trx, id));
-    this.cache.set(id, { credential: null, until: Date.now() + CACHE_TTL_MS });
+    this.cache.set(id, null);
     for (const l of this.deletedListeners) l(credential);
     return credential;
   }
 
   /** A credential by id, cached briefly (submits check that their bind's credential still exists). */
   async get(id: string, now = Date.now()): Promise<SmppCredential | null> {
-    const cached = this.cache.get(id);
-    if (cached && cached.until > now) return cached.credential;
+    const cached = this.cache.get(id, now);
+    if (cached !== undefined) return cached;
     const credential = await findSmppCredential(this.store.db, id);
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(id, { credential, until: now + CACHE_TTL_MS });
+    this.cache.set(id, credential, now);
     return credential;
   }
 

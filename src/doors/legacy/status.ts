@@ -116,7 +116,6 @@ const BY_CODE = new Map<number, LegacyStatusRow>(ROWS.map((row) => [row.code, ro
 export const LEGACY_STATUS_CODES: readonly number[] = [...BY_CODE.keys()].sort((a, b) => a - b);
 
 export const LEGACY_PARTIALLY_DELIVERED = 12;
-export const LEGACY_HANDED_TO_OPERATOR = 13;
 
 export interface LegacyStatus {
   code: number;

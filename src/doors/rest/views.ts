@@ -1,11 +1,9 @@
 import { type Static, Type } from 'typebox';
+import { iso, isoOrNull } from '../../core/domain/dates.ts';
 import { toEuros } from '../../core/domain/money.ts';
 import type { Channel, Credential, LedgerEntry, Organisation } from '../../core/types.ts';
 import type { Consumption } from '../../core/tenancy/service.ts';
 import { Nullable } from './schemas.ts';
-
-export const iso = (ms: number): string => new Date(ms).toISOString();
-export const isoOrNull = (ms: number | null | undefined): string | null => (ms == null ? null : iso(ms));
 
 export const ChannelRef = Type.Object({
   channelId: Type.String(),

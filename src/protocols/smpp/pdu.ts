@@ -60,7 +60,6 @@ export const SmppStatus = {
   ESME_RUNKNOWNERR: 0xff,
 } as const;
 
-export const GENERIC_NACK_ID = 0x80000000;
 const RESPONSE_BIT = 0x80000000;
 export const PDU_HEADER_LENGTH = 16;
 /** The package's own ceiling; a longer command_length cannot be a PDU we accept. */
@@ -97,10 +96,6 @@ export type DecodeResult =
 
 export function isResponseId(commandId: number): boolean {
   return (commandId & RESPONSE_BIT) !== 0;
-}
-
-export function commandName(commandId: number): string | undefined {
-  return smpp.commandsById[commandId >>> 0]?.command;
 }
 
 export function commandId(command: string): number | undefined {

@@ -6,20 +6,9 @@ import {
   coveredDays,
   defaultConsumptionWindow,
   monthStartPlus,
-  parseDay,
   periodEnd,
   periodStart,
 } from '../../../src/core/domain/consumption-periods.ts';
-
-test('parseDay accepts real calendar days only', () => {
-  assert.equal(parseDay('2024-02-29'), '2024-02-29');
-  assert.equal(parseDay('2023-02-29'), null);
-  assert.equal(parseDay('2024-02-30'), null);
-  assert.equal(parseDay('2024-13-01'), null);
-  assert.equal(parseDay('2024-5-01'), null);
-  assert.equal(parseDay('2024-05-01T00:00:00Z'), null);
-  assert.equal(parseDay(''), null);
-});
 
 test('periods: start and end of days and calendar months, leap years included', () => {
   assert.equal(periodStart('2024-02-17', 'DAY'), '2024-02-17');

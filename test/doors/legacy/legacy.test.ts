@@ -4,13 +4,13 @@ import { formatLegacyReportDate } from '../../../src/doors/legacy/dates.ts';
 import { type ReceivedRequest, startReceiver, type Receiver } from '../../support/receiver.ts';
 import {
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 interface LegacyAnswer {
   status: number;

@@ -5,13 +5,13 @@ import { RollupBatch } from '../../../src/store/rollups.ts';
 import {
   assertError,
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 
 /** mulberry32: seeded, so a failing run can be replayed. */

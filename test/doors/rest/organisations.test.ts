@@ -4,13 +4,13 @@ import { after, before, test } from 'node:test';
 import {
   assertError,
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 
 /** A second key on a tenant's channel, with other roles. */

@@ -5,13 +5,13 @@ import { type Receiver, startReceiver } from '../../support/receiver.ts';
 import {
   assertError,
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 
 const BASIC = 0.04;

@@ -3,13 +3,13 @@ import { after, before, test } from 'node:test';
 import {
   assertError,
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 
 const FR_PRICE = 0.045;

@@ -6,13 +6,13 @@ import { claimIdempotencyKey } from '../../../src/core/idempotency.ts';
 import {
   assertError,
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 
 const ISO_Z = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -14,13 +14,13 @@ import { startReceiver, type Receiver } from '../../support/receiver.ts';
 import {
   assertError,
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 const VOICE_FR = 0.035;
 const RETRY_MS = 150;

@@ -4,13 +4,13 @@ import { Webhook } from 'standardwebhooks';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../../support/receiver.ts';
 import {
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
+import { eventually, sleep } from '../../support/wait.ts';
 
 function verify(secret: string, r: ReceivedRequest): unknown {
   return new Webhook(secret).verify(r.body, {
@@ -120,7 +120,7 @@ forEachDialect('webhooks', (dialect) => {
 
   test('receiver down then up: every event arrives, retries keep the same webhook-id; deliveries record each attempt', async () => {
     const down = await startReceiver();
-    down.respond = (_r, i) => (i < 6 ? 503 : 200);
+    down.respond = (r) => (r.index < 6 ? 503 : 200);
     try {
       const t = await createTenant(server, { balance: 5 });
       const ms: any[] = [];
@@ -138,9 +138,11 @@ forEachDialect('webhooks', (dialect) => {
       const retried = [...byId.values()].filter((rs) => rs.length > 1);
       assert.ok(retried.length > 0, 'some deliveries were retried');
       for (const rs of retried) assert.ok(rs.every((r) => r.body === rs[0]!.body), 'a retry sends the same body under the same webhook-id');
-      const list = await request(server, 'GET', `/commons/v1/webhooks/deliveries?searchBy[messageId]=${ms[0].messageId}`, { key: t.key });
-      assert.equal(list.status, 200);
-      assert.ok(list.body.items.every((d: any) => d.status === 'DELIVERED'));
+      // The receiver has answered; the sender records the attempt a moment later.
+      const list = await eventually(async () => {
+        const l = await request(server, 'GET', `/commons/v1/webhooks/deliveries?searchBy[messageId]=${ms[0].messageId}`, { key: t.key });
+        return l.status === 200 && l.body.items.length > 0 && l.body.items.every((d: any) => d.status === 'DELIVERED') ? l : undefined;
+      }, 10_000, 'every delivery recorded as DELIVERED');
       const attempts = list.body.items.flatMap((d: any) => d.attempts);
       assert.ok(attempts.some((a: any) => a.httpStatus === 503 && a.outcome === 'retry'));
       assert.ok(attempts.some((a: any) => a.httpStatus === 200 && a.outcome === 'delivered'));
@@ -280,7 +282,7 @@ forEachDialect('webhooks', (dialect) => {
       assert.equal((await send(server, t, user)).status.value, 'ENROUTE');
     }
     await request(server, 'POST', '/admin/v1/simulator/mo', { key: server.adminKey, body: { from: user, to: '36222', text: 'stop sending me this' } });
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     assert.equal((await request(server, 'GET', '/commons/v1/blacklist', { key: t.key })).body.items.length, 0, 'STOP inside a sentence is not a command');
 
     const added = await request(server, 'POST', '/commons/v1/blacklist', { key: t.key, body: { msisdn: '+33 6 44 44 44 44' } });

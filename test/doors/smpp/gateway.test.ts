@@ -16,14 +16,14 @@ import { decodeSmppText, encodeGsm7, encodeUcs2 } from '../../../src/core/domain
 import { encodePdu, SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import {
   createTenant,
-  eventually,
   forEachDialect,
   request,
   startTestServer,
   type Tenant,
   type TestServer,
 } from '../../support/server.ts';
-import { call, packageClient, RawClient, sleep } from '../../support/smpp.ts';
+import { call, packageClient, RawClient } from '../../support/smpp.ts';
+import { eventually, sleep } from '../../support/wait.ts';
 
 /** An ESME on the `smpp` package that records the deliver_sm it gets and answers them (status 0 unless told). */
 class Esme {

@@ -4,12 +4,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createTenant, eventually, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
+import { type Receiver, startReceiver } from '../../support/receiver.ts';
+import { createTenant, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
+import { eventually } from '../../support/wait.ts';
 
 const BEARERBOX = '/usr/sbin/bearerbox';
 const SMSBOX = '/usr/sbin/smsbox';
@@ -27,25 +28,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The HTTP side Kannel calls: its dlr-url and its sms-service get-url. */
-class Receiver {
-  readonly calls: Array<{ path: string; query: URLSearchParams }> = [];
-  private server = http.createServer((req, res) => {
-    const u = new URL(req.url ?? '/', 'http://127.0.0.1');
-    this.calls.push({ path: u.pathname, query: u.searchParams });
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    res.end('');
+/** What Kannel called on the receiver (its dlr-url and its sms-service get-url), by path and query. */
+function kannelCalls(r: Receiver): Array<{ path: string; query: URLSearchParams }> {
+  return r.requests.map((request) => {
+    const u = new URL(request.url, 'http://127.0.0.1');
+    return { path: u.pathname, query: u.searchParams };
   });
-  port = 0;
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as net.AddressInfo).port;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
 }
 
 interface Kannel {
@@ -120,8 +108,7 @@ const password = 'kpass1';
 before(async () => {
   if (!installed) return;
   server = await startTestServer('sqlite');
-  receiver = new Receiver();
-  await receiver.start();
+  receiver = await startReceiver(); // its answers' bodies are never sent back: the sms-service has max-messages = 0
   tenant = await createTenant(server, { balance: 10, channel: { defaultFromField: '36180', fromFieldList: ['36180', 'ACME'] } });
   const cred = await request(server, 'POST', `/admin/v1/channels/${tenant.channelId}/smpp-credentials`, {
     key: server.adminKey,
@@ -185,7 +172,7 @@ after(async () => {
     }
     rmSync(kannel.dir, { recursive: true, force: true });
   }
-  await receiver?.stop();
+  await receiver?.close();
   await server?.stop();
 });
 
@@ -226,7 +213,7 @@ test('Kannel: sendsms reaches Tern and the dlr-url gets the final status; an MO 
 
     // Kannel got the receipt, matched it to its message and called the dlr-url with "delivered" (1).
     const dlr = await eventually(
-      async () => receiver.calls.find((c) => c.path === '/dlr' && c.query.get('status') === '1'),
+      async () => kannelCalls(receiver).find((c) => c.path === '/dlr' && c.query.get('status') === '1'),
       15_000,
       'the dlr-url call',
     );
@@ -245,7 +232,7 @@ test('Kannel: sendsms reaches Tern and the dlr-url gets the final status; an MO 
       body: { from: '33698765432', to: '36180', text: 'Reply from the handset' },
     });
     assert.equal(mo.status, 202);
-    const got = await eventually(async () => receiver.calls.find((c) => c.path === '/mo'), 15_000, 'the sms-service call');
+    const got = await eventually(async () => kannelCalls(receiver).find((c) => c.path === '/mo'), 15_000, 'the sms-service call');
     // Kannel writes an international number (TON 1) with a +.
     assert.equal(got.query.get('from'), '+33698765432');
     assert.equal(got.query.get('to'), '36180');

@@ -23,7 +23,8 @@ import type {
 import { encodePdu, SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import { createSmppServer, type SmppServer, type SmppServerOptions } from '../../../src/doors/smpp/server.ts';
 import type { SmppSubmit } from '../../../src/protocols/smpp/submit.ts';
-import { call, floodUntilBlocked, nextPdu, packageClient, RawClient, sleep, waitFor } from '../../support/smpp.ts';
+import { call, floodUntilBlocked, nextPdu, packageClient, RawClient } from '../../support/smpp.ts';
+import { eventually, sleep } from '../../support/wait.ts';
 
 interface TestPrincipal extends SmppPrincipal {
   password: string;
@@ -176,7 +177,7 @@ describe('SMPP server: binds', { timeout: 30_000 }, () => {
     const unbound = await call(second, 'unbind');
     assert.equal(unbound.command, 'unbind_resp');
     assert.equal(unbound.command_status, 0);
-    await waitFor(() => server.sessionCount(CAROL.key) === 1, 'unbound session released');
+    await eventually(() => server.sessionCount(CAROL.key) === 1, 5_000, 'unbound session released');
     assert.equal((await call(third, 'bind_transmitter', { system_id: 'carol', password: 'pw' })).command_status, 0);
     assert.equal(server.sessionCount(CAROL.key), 2);
   });
@@ -487,7 +488,7 @@ describe('SMPP server: concatenated submits', { timeout: 30_000 }, () => {
       short_message: Buffer.concat([udh8(7, 2, 1), encodeGsm7('half')]),
     });
     assert.equal(resp.command_status, 0);
-    await waitFor(() => handler.expired.length === 1, 'concatExpired');
+    await eventually(() => handler.expired.length === 1, 5_000, 'concatExpired');
     assert.deepEqual(handler.expired[0], {
       messageId: resp['message_id'],
       source: { addr: 'ACME', ton: 0, npi: 0 },
@@ -727,7 +728,7 @@ describe('SMPP server: watchdog and shutdown', { timeout: 30_000 }, () => {
     await r.call('bind_transceiver', { system_id: 'alice', password: 'secret' });
     const el = await r.next();
     assert.equal(el.command, 'enquire_link');
-    await waitFor(() => r.closed, 'server closes the silent session');
+    await eventually(() => r.closed, 5_000, 'server closes the silent session');
     assert.equal(server.sessionCount(ALICE.key), 0);
   });
 

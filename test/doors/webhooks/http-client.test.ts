@@ -1,14 +1,14 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
 import { WebhookHttpClient, type AttemptResult, type WebhookHttpClientOptions } from '../../../src/doors/webhooks/http-client.ts';
 import type { LookupAll } from '../../../src/doors/webhooks/address-guard.ts';
-import { closedPort, startReceiver, waitUntil, type Receiver } from './test-receiver.ts';
+import { closedPort, type Respond, startReceiver, type Receiver } from '../../support/receiver.ts';
+import { eventually } from '../../support/wait.ts';
 
 const receivers: Receiver[] = [];
 const clients: WebhookHttpClient[] = [];
 
-async function receiver(respond: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+async function receiver(respond: Respond): Promise<Receiver> {
   const started = await startReceiver(respond);
   receivers.push(started);
   return started;
@@ -20,7 +20,7 @@ function client(options: Partial<WebhookHttpClientOptions> = {}): WebhookHttpCli
   return created;
 }
 
-const answerOk = (_request: unknown, res: ServerResponse) => res.end('ok');
+const answerOk = () => 200;
 
 afterEach(async () => {
   // Receivers first: closing their connections releases attempts still waiting on a hanging receiver.
@@ -43,8 +43,8 @@ describe('WebhookHttpClient: requests', () => {
     assert.equal(result.error, null);
     assert.equal(result.responseSnippet, 'ok');
     assert.ok(Number.isInteger(result.latencyMs) && result.latencyMs >= 0);
-    const [request] = target.received;
-    assert.equal(target.received.length, 1);
+    const [request] = target.requests;
+    assert.equal(target.requests.length, 1);
     assert.equal(request!.method, 'POST');
     assert.equal(request!.url, '/hooks/status?token=s3cr%20t');
     assert.equal(request!.body, body);
@@ -58,7 +58,7 @@ describe('WebhookHttpClient: requests', () => {
   it('lets the caller override the content type', async () => {
     const target = await receiver(answerOk);
     await client().send({ method: 'POST', url: target.origin, body: 'a=1', headers: { 'Content-Type': 'text/plain' } });
-    assert.equal(target.received[0]!.headers['content-type'], 'text/plain');
+    assert.equal(target.requests[0]!.headers['content-type'], 'text/plain');
   });
 
   it('sends legacy GET callbacks with query parameters appended to the URL, and no body', async () => {
@@ -76,7 +76,7 @@ describe('WebhookHttpClient: requests', () => {
       },
     });
     assert.equal(result.outcome, 'delivered');
-    const [request] = target.received;
+    const [request] = target.requests;
     assert.equal(request!.method, 'GET');
     assert.equal(request!.body, '');
     assert.equal(request!.headers['content-type'], undefined);
@@ -94,17 +94,17 @@ describe('WebhookHttpClient: requests', () => {
   it('sends query parameters on a URL that has none', async () => {
     const target = await receiver(answerOk);
     await client().send({ method: 'GET', url: `${target.origin}/mo`, query: { message: 'Oui' } });
-    assert.equal(target.received[0]!.url, '/mo?message=Oui');
+    assert.equal(target.requests[0]!.url, '/mo?message=Oui');
   });
 
   it('turns credentials in the URL into basic authentication', async () => {
     const target = await receiver(answerOk);
     await client().send({ method: 'POST', url: `http://us%40er:p%3Ass@127.0.0.1:${target.port}/cb`, body: '{}' });
     const expected = `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`;
-    assert.equal(target.received[0]!.headers.authorization, expected);
-    assert.equal(target.received[0]!.url, '/cb');
+    assert.equal(target.requests[0]!.headers.authorization, expected);
+    assert.equal(target.requests[0]!.url, '/cb');
     await client().send({ method: 'POST', url: `http://a%zz:b@127.0.0.1:${target.port}/cb`, body: '{}' });
-    assert.equal(target.received[1]!.headers.authorization, `Basic ${Buffer.from('a%zz:b').toString('base64')}`);
+    assert.equal(target.requests[1]!.headers.authorization, `Basic ${Buffer.from('a%zz:b').toString('base64')}`);
   });
 
   it('refuses a GET with a body as a programming error', async () => {
@@ -153,13 +153,15 @@ describe('WebhookHttpClient: outcomes', () => {
       const snippet = status === 204 || status === 304 ? null : `answer ${status}`;
       assert.equal(result.responseSnippet, snippet, `HTTP ${status}`);
     }
-    assert.ok(!target.received.some((request) => request.url === '/followed'), 'redirects are not followed');
-    assert.equal(target.received.length, expectations.length);
+    assert.ok(!target.requests.some((request) => request.url === '/followed'), 'redirects are not followed');
+    assert.equal(target.requests.length, expectations.length);
   });
 
   it('keeps only the start of a large response body', async () => {
     const big = `${'é'.repeat(10)}${'x'.repeat(200_000)}`;
-    const target = await receiver((_request, res) => res.end(big));
+    const target = await receiver((_request, res) => {
+      res.end(big);
+    });
     const result = await client().send({ method: 'POST', url: target.origin, body: '{}' });
     assert.equal(result.outcome, 'delivered');
     assert.equal(result.responseSnippet, big.slice(0, 1014)); // 10 two-byte characters + 1004 bytes = 1 KiB
@@ -175,12 +177,12 @@ describe('WebhookHttpClient: outcomes', () => {
   });
 
   it('reports a receiver that never answers as a retry once the timeout passes', async () => {
-    const target = await receiver(() => {});
+    const target = await receiver(() => 'hang');
     const result = await client({ timeoutMs: 150 }).send({ method: 'POST', url: `${target.origin}/slow`, body: '{}' });
     assert.equal(result.outcome, 'retry');
     assert.equal(result.httpStatus, null);
     assert.equal(result.error, 'no answer within 150 ms');
-    assert.equal(target.received.length, 1, 'the request did arrive');
+    assert.equal(target.requests.length, 1, 'the request did arrive');
   });
 
   it('counts a 2xx whose body never ends as delivered', async () => {
@@ -250,7 +252,7 @@ describe('WebhookHttpClient: private addresses', () => {
     assert.equal(byName.outcome, 'refused');
     assert.match(byName.error ?? '', /^localhost resolves to (127\.0\.0\.1|::1), which is a private/);
     assert.equal(target.connections, 0);
-    assert.equal(target.received.length, 0);
+    assert.equal(target.requests.length, 0);
   });
 
   it('refuses a name when any of its addresses is private', async () => {
@@ -279,7 +281,7 @@ describe('WebhookHttpClient: private addresses', () => {
     const result = await client({ lookupAll }).send({ method: 'POST', url: `http://receiver.test:${target.port}/x`, body: '{}' });
     assert.equal(result.outcome, 'delivered', result.error ?? '');
     assert.deepEqual(asked, ['receiver.test']);
-    assert.equal(target.received[0]!.headers.host, `receiver.test:${target.port}`);
+    assert.equal(target.requests[0]!.headers.host, `receiver.test:${target.port}`);
   });
 
   it('delivers to localhost when private addresses are allowed', async () => {
@@ -291,7 +293,7 @@ describe('WebhookHttpClient: private addresses', () => {
 
 describe('WebhookHttpClient: concurrency per origin', () => {
   it('keeps delivering to other origins while one receiver hangs', async () => {
-    const hanging = await receiver(() => {});
+    const hanging = await receiver(() => 'hang');
     const healthy = await receiver(answerOk);
     const sender = client({ maxConcurrentPerHost: 2, timeoutMs: 30_000 });
     const settled: AttemptResult[] = [];
@@ -301,7 +303,7 @@ describe('WebhookHttpClient: concurrency per origin', () => {
         return result;
       }),
     );
-    await waitUntil(() => hanging.received.length === 2);
+    await eventually(() => hanging.requests.length === 2, 5_000);
     assert.equal(sender.pending(hanging.origin), 5);
     assert.equal(sender.pending(`${hanging.origin}/any/path`), 5, 'pending is per origin');
 
@@ -309,11 +311,11 @@ describe('WebhookHttpClient: concurrency per origin', () => {
       const result = await sender.send({ method: 'POST', url: `${healthy.origin}/ok/${i}`, body: '{}' });
       assert.equal(result.outcome, 'delivered');
     }
-    assert.equal(healthy.received.length, 3);
+    assert.equal(healthy.requests.length, 3);
     assert.equal(settled.length, 0, 'the hanging attempts are still waiting');
     assert.equal(sender.pending(hanging.origin), 5);
     assert.equal(sender.pending(healthy.origin), 0);
-    assert.equal(hanging.received.length, 2, 'only two attempts at a time reach the hanging origin');
+    assert.equal(hanging.requests.length, 2, 'only two attempts at a time reach the hanging origin');
 
     await hanging.close(); // drops the two in flight; the three queued then fail to connect
     const results = await Promise.all(stuck);
@@ -322,25 +324,25 @@ describe('WebhookHttpClient: concurrency per origin', () => {
   });
 
   it('treats localhost and 127.0.0.1 as different origins', async () => {
-    const target = await receiver(() => {});
+    const target = await receiver(() => 'hang');
     const sender = client({ maxConcurrentPerHost: 1, maxQueuedPerHost: 0 });
     const first = sender.send({ method: 'POST', url: `${target.origin}/a`, body: '{}' });
-    await waitUntil(() => target.received.length === 1);
+    await eventually(() => target.requests.length === 1, 5_000);
     const sameOrigin = await sender.send({ method: 'POST', url: `${target.origin}/b`, body: '{}' });
     assert.equal(sameOrigin.outcome, 'retry');
     assert.equal(sameOrigin.error, `0 attempts already waiting for ${target.origin}`);
     const otherOrigin = sender.send({ method: 'POST', url: `http://localhost:${target.port}/c`, body: '{}' });
-    await waitUntil(() => target.received.length === 2);
-    assert.equal(target.received[1]!.url, '/c');
+    await eventually(() => target.requests.length === 2, 5_000);
+    assert.equal(target.requests[1]!.url, '/c');
     await target.close();
     await Promise.all([first, otherOrigin]);
   });
 
   it('turns attempts back at once when the origin queue is full', async () => {
-    const target = await receiver(() => {});
+    const target = await receiver(() => 'hang');
     const sender = client({ maxConcurrentPerHost: 1, maxQueuedPerHost: 2 });
     const waiting = [0, 1, 2].map((i) => sender.send({ method: 'POST', url: `${target.origin}/${i}`, body: '{}' }));
-    await waitUntil(() => target.received.length === 1);
+    await eventually(() => target.requests.length === 1, 5_000);
     assert.equal(sender.pending(target.origin), 3);
     const overflow = await sender.send({ method: 'POST', url: `${target.origin}/3`, body: '{}' });
     assert.deepEqual(overflow, {
@@ -356,13 +358,13 @@ describe('WebhookHttpClient: concurrency per origin', () => {
   });
 
   it('bounds the queue across origins too', async () => {
-    const first = await receiver(() => {});
-    const second = await receiver(() => {});
+    const first = await receiver(() => 'hang');
+    const second = await receiver(() => 'hang');
     const sender = client({ maxConcurrentPerHost: 1, maxQueuedPerHost: 5, maxQueuedTotal: 1 });
     const inFlight = sender.send({ method: 'POST', url: first.origin, body: '{}' });
     const queued = sender.send({ method: 'POST', url: first.origin, body: '{}' });
     const secondInFlight = sender.send({ method: 'POST', url: second.origin, body: '{}' });
-    await waitUntil(() => first.received.length === 1 && second.received.length === 1);
+    await eventually(() => first.requests.length === 1 && second.requests.length === 1, 5_000);
     const overflow = await sender.send({ method: 'POST', url: second.origin, body: '{}' });
     assert.equal(overflow.outcome, 'retry');
     assert.equal(overflow.error, '1 webhook attempts already waiting in total');
@@ -383,17 +385,17 @@ describe('WebhookHttpClient: lifecycle', () => {
     const sender = client({ idlePoolMs: 20 });
     await sender.send({ method: 'POST', url: target.origin, body: '{}' });
     assert.deepEqual(sender.openOrigins(), [target.origin]);
-    await waitUntil(() => sender.openOrigins().length === 0);
+    await eventually(() => sender.openOrigins().length === 0, 5_000);
     const again = await sender.send({ method: 'POST', url: target.origin, body: '{}' });
     assert.equal(again.outcome, 'delivered', 'a new pool is opened on demand');
   });
 
   it('close turns away waiting attempts and later sends', async () => {
-    const target = await receiver(() => {});
+    const target = await receiver(() => 'hang');
     const sender = new WebhookHttpClient({ allowPrivate: true, timeoutMs: 30_000, maxConcurrentPerHost: 1 });
     const inFlight = sender.send({ method: 'POST', url: target.origin, body: '{}' });
     const queued = sender.send({ method: 'POST', url: target.origin, body: '{}' });
-    await waitUntil(() => target.received.length === 1);
+    await eventually(() => target.requests.length === 1, 5_000);
     const closing = sender.close();
     const turnedAway = await queued;
     assert.equal(turnedAway.outcome, 'retry');
@@ -404,7 +406,7 @@ describe('WebhookHttpClient: lifecycle', () => {
     await target.close();
     assert.equal((await inFlight).outcome, 'retry');
     await closing;
-    assert.equal(target.received.length, 1);
+    assert.equal(target.requests.length, 1);
   });
 
   it('rejects nonsensical options', () => {

@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../../../src/core/tenancy/keys.ts';
 import { signWebhook } from '../../../src/doors/webhooks/signing.ts';
 import { WebhookHttpClient } from '../../../src/doors/webhooks/http-client.ts';
-import { startReceiver, type Receiver } from './test-receiver.ts';
+import { startReceiver, type Receiver } from '../../support/receiver.ts';
 
 const SECRET_A = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const SECRET_B = 'whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD';
@@ -126,7 +126,7 @@ describe('signed deliveries to a receiver verifying with standardwebhooks', () =
     assert.equal(result.outcome, 'delivered', result.error ?? '');
     assert.equal(result.httpStatus, 204);
     assert.deepEqual(receiver.verified, [JSON.parse(body)]);
-    assert.equal(receiver.received[0]!.headers['webhook-id'], 'evt_0195');
+    assert.equal(receiver.requests[0]!.headers['webhook-id'], 'evt_0195');
   });
 
   it('accepts rotation signatures whichever of the two secrets the receiver holds', async () => {
@@ -137,7 +137,7 @@ describe('signed deliveries to a receiver verifying with standardwebhooks', () =
       const result = await deliver(receiver.origin, [SECRET_A, SECRET_B], body);
       assert.equal(result.outcome, 'delivered', result.error ?? '');
       assert.deepEqual(receiver.verified, [{ messageId: 'm2' }]);
-      assert.equal(String(receiver.received[0]!.headers['webhook-signature']).split(' ').length, 2);
+      assert.equal(String(receiver.requests[0]!.headers['webhook-signature']).split(' ').length, 2);
     }
   });
 

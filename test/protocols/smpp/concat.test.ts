@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConcatAssembler, concatKey, type ExpiredAssembly } from '../../../src/protocols/smpp/concat.ts';
-import { waitFor } from '../../support/smpp.ts';
+import { eventually } from '../../support/wait.ts';
 
 function assembler(options: { timeoutMs?: number; maxPending?: number } = {}) {
   let n = 0;
@@ -96,7 +96,7 @@ describe('ConcatAssembler', () => {
     const { a, expired } = assembler({ timeoutMs: 50 });
     a.add('k', { ref: 9, total: 3, seq: 2 }, gsm('x'), 0, 'meta');
     a.add('k', { ref: 9, total: 3, seq: 1 }, gsm('y'), 0, 'meta1');
-    await waitFor(() => expired.length === 1, 'expiry');
+    await eventually(() => expired.length === 1, 5_000, 'expiry');
     assert.deepEqual(expired, [{ key: 'k', messageId: 'm1', received: 2, total: 3, meta: 'meta1' }]);
     assert.equal(a.size, 0);
     // A late part starts a new assembly with a new id.

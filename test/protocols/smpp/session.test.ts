@@ -10,7 +10,8 @@ import {
   type RequestHandler,
   type SmppSessionOptions,
 } from '../../../src/protocols/smpp/session.ts';
-import { floodUntilBlocked, RawClient, sleep, waitFor } from '../../support/smpp.ts';
+import { floodUntilBlocked, RawClient } from '../../support/smpp.ts';
+import { eventually, sleep } from '../../support/wait.ts';
 
 const servers: net.Server[] = [];
 after(() => {
@@ -62,7 +63,7 @@ describe('SmppSession bind state', { timeout: 30_000 }, () => {
     await assert.rejects(sessions[0]!.request('submit_sm', {}), isCode('STATE'));
     await client.close();
     assert.equal(client.state, 'CLOSED');
-    await waitFor(() => sessions[0]!.state === 'CLOSED', 'server session closed');
+    await eventually(() => sessions[0]!.state === 'CLOSED', 5_000, 'server session closed');
   });
 
   it('fails to connect with the socket error when nothing listens', async () => {
@@ -97,7 +98,7 @@ describe('SmppSession bind state', { timeout: 30_000 }, () => {
     const ub = await raw.call('unbind');
     assert.equal(ub.command, 'unbind_resp');
     assert.equal(ub.status, 0);
-    await waitFor(() => raw.closed, 'connection closed after unbind');
+    await eventually(() => raw.closed, 5_000, 'connection closed after unbind');
     assert.equal(sessions[0]!.state, 'CLOSED');
   });
 });
@@ -107,7 +108,7 @@ describe('SmppSession framing errors', { timeout: 30_000 }, () => {
     const { port, sessions } = await serverSessions({ handler: bindOk });
     const malformed: number[] = [];
     const raw = await RawClient.connect(port);
-    await waitFor(() => sessions.length === 1, 'session');
+    await eventually(() => sessions.length === 1, 5_000, 'session');
     sessions[0]!.on('malformed', (info) => malformed.push(info.sequence));
 
     const unknown = Buffer.alloc(16);
@@ -159,7 +160,7 @@ describe('SmppSession framing errors', { timeout: 30_000 }, () => {
     const nack = await raw.next();
     assert.equal(nack.command, 'generic_nack');
     assert.equal(nack.status, SmppStatus.ESME_RINVCMDLEN);
-    await waitFor(() => raw.closed, 'connection closed');
+    await eventually(() => raw.closed, 5_000, 'connection closed');
     await assert.rejects(raw.next(50), /no PDU/);
   });
 
@@ -196,14 +197,14 @@ describe('SmppSession outbound window', { timeout: 30_000 }, () => {
     const client = await clientSession(port, { window: 2 });
     await client.bind('bind_transmitter', { system_id: 'a' });
     const results = [1, 2, 3, 4, 5].map((i) => client.request('submit_sm', { destination_addr: String(i) }));
-    await waitFor(() => gates.length === 2, 'two requests at the server');
+    await eventually(() => gates.length === 2, 5_000, 'two requests at the server');
     await sleep(50);
     assert.equal(gates.length, 2, 'the window holds the other three back');
     assert.deepEqual(client.outbound, { inFlight: 2, queued: 3 });
     gates[1]!.release(); // the second answers first
-    await waitFor(() => gates.length === 3, 'a freed slot sends the next');
+    await eventually(() => gates.length === 3, 5_000, 'a freed slot sends the next');
     for (const g of gates.slice(0, 1).concat(gates.slice(2))) g.release();
-    await waitFor(() => gates.length === 5, 'all sent');
+    await eventually(() => gates.length === 5, 5_000, 'all sent');
     gates[3]!.release();
     gates[4]!.release(SmppStatus.ESME_RINVDSTADR);
     const resps = await Promise.all(results);
@@ -231,7 +232,7 @@ describe('SmppSession outbound window', { timeout: 30_000 }, () => {
     const first = client.request('submit_sm', { destination_addr: '1' });
     const second = client.request('submit_sm', { destination_addr: '2' });
     await assert.rejects(first, isCode('TIMEOUT'));
-    await waitFor(() => gates.length === 2, 'the queued request goes out once the slot is free');
+    await eventually(() => gates.length === 2, 5_000, 'the queued request goes out once the slot is free');
     gates[1]!.release();
     assert.equal((await second).status, 0);
     // The late answer to the first request is ignored.
@@ -277,7 +278,7 @@ describe('SmppSession enquire_link watchdog', { timeout: 30_000 }, () => {
       enquireLinkIntervalMs: 30,
       enquireLinkTimeoutMs: 200,
     });
-    await waitFor(() => enquires.length >= 3, 'three enquire_links');
+    await eventually(() => enquires.length >= 3, 5_000, 'three enquire_links');
     assert.equal(client.state, 'OPEN');
     client.destroy();
   });
@@ -304,23 +305,23 @@ describe('SmppSession inbound backpressure', { timeout: 30_000 }, () => {
     const raw = await RawClient.connect(port);
     await raw.call('bind_transmitter', { system_id: 'a' });
     for (let i = 0; i < 10; i++) raw.send('submit_sm', { destination_addr: String(i) });
-    await waitFor(() => gates.length === 4, 'four handlers');
+    await eventually(() => gates.length === 4, 5_000, 'four handlers');
     await sleep(50);
     assert.equal(gates.length, 4);
     assert.deepEqual(sessions[0]!.inbound, { running: 4, paused: true });
     gates[2]!.release();
     const resp = await raw.next();
     assert.equal(resp.fields['message_id'], `id-${gates[2]!.pdu.sequence}`);
-    await waitFor(() => gates.length === 5, 'a fifth handler once a slot is free');
+    await eventually(() => gates.length === 5, 5_000, 'a fifth handler once a slot is free');
     await sleep(50);
     assert.equal(gates.length, 5);
     for (const g of gates) g.release();
     // Four slots free at once: four more come in, and the tenth waits for the next slot.
-    await waitFor(() => gates.length === 9, 'four more');
+    await eventually(() => gates.length === 9, 5_000, 'four more');
     await sleep(50);
     assert.equal(gates.length, 9);
     for (const g of gates) g.release();
-    await waitFor(() => gates.length === 10, 'the last one');
+    await eventually(() => gates.length === 10, 5_000, 'the last one');
     gates[9]!.release();
     raw.destroy();
   });

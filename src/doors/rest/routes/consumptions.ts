@@ -6,8 +6,8 @@ import {
   defaultConsumptionWindow,
   PERIOD_TYPES,
   type PeriodType,
-  parseDay,
 } from '../../../core/domain/consumption-periods.ts';
+import { parseDay } from '../../../core/domain/dates.ts';
 import { toEuros } from '../../../core/domain/money.ts';
 import { seesOrganisation } from '../../../core/domain/tenancy.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';

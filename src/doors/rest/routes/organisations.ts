@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { parseDateBound } from '../../../core/domain/date-range.ts';
+import { parseDateBound } from '../../../core/domain/dates.ts';
 import { parseEuros, toEuros } from '../../../core/domain/money.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
