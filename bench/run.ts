@@ -4,7 +4,7 @@
  * (accepted → DELIVERED) with the simulator at zero latency. Extra cases (SMPP…) add their rows.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +113,19 @@ function cannon(opts: autocannon.Options): Promise<autocannon.Result> {
   });
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); null elsewhere. */
+export function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 a second on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** Read-only look at the server's database (WAL lets a second process read while it writes). */
 function countDelivered(dbPath: string): number {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
@@ -155,6 +168,7 @@ async function httpCases(): Promise<Row[]> {
       const t2 = await benchTenant(e2e.url);
       progress(`end to end, ${E2E_MESSAGES} messages`);
       let i = 0;
+      const cpuBefore = processCpuMs(e2e.process.pid);
       const started = Date.now();
       await cannon({
         url: `${e2e.url}/sms/v1/messages`,
@@ -180,13 +194,15 @@ async function httpCases(): Promise<Row[]> {
         await new Promise((r) => setTimeout(r, 200));
       }
       const done = Date.now();
+      const cpuAfter = processCpuMs(e2e.process.pid);
+      const cpu = cpuBefore !== null && cpuAfter !== null ? `; server CPU ${((cpuAfter - cpuBefore) / delivered).toFixed(3)} ms per message` : '';
       e2eRow = {
         case: `end to end: ${E2E_MESSAGES} accepted → DELIVERED`,
         'req/s': Math.round((delivered / (done - started)) * 1000),
         'p50 ms': '-',
         'p99 ms': '-',
         'RSS MB': await serverRssMb(e2e.url),
-        note: `accepting took ${((accepted - started) / 1000).toFixed(1)} s, all delivered after ${((done - started) / 1000).toFixed(1)} s (${delivered} delivered)`,
+        note: `accepting took ${((accepted - started) / 1000).toFixed(1)} s, all delivered after ${((done - started) / 1000).toFixed(1)} s (${delivered} delivered)${cpu}`,
       };
     } finally {
       await e2e.stop();

@@ -6,34 +6,29 @@ import type { DispatchQueueTable } from './schema.ts';
 
 export type DispatchClaim = DispatchQueueTable;
 
-/** A queue row as one claim holds it: only that claim may write its outcome. */
-export interface HeldRow {
-  id: string;
+/** The claim a dispatch pass holds its rows by: only that claim may write their outcome. */
+export interface Claim {
   claimant: string;
   leaseUntil: number;
 }
 
 export interface DispatchOutcomes {
   /** Placed with an operator: the message records where, and one more placement. */
-  submitted: Array<{ id: string; upstreamId: string; connector: string; claim: HeldRow }>;
+  submitted: Array<{ id: string; upstreamId: string; connector: string }>;
   /** To try again at `dueAt` (temporary errors). */
-  retries: Array<{ id: string; dueAt: number; attempts: number; claim: HeldRow }>;
+  retries: Array<{ id: string; dueAt: number; attempts: number }>;
   /** Off the queue (placed, ended, or gone). */
-  done: HeldRow[];
+  done: string[];
 }
 
 const CHUNK = 300;
-
-function held(rows: HeldRow[]) {
-  return sql.join(rows.map((r) => sql`(${r.id}, ${r.claimant}, cast(${r.leaseUntil} as bigint))`));
-}
 
 /**
  * Records a dispatch pass in one transaction. Queue rows are changed only where the pass's claim still holds them:
  * a row claimed again elsewhere after the lease ran out, or placed again on the core's decision meanwhile (a call
  * retried), is left to its new owner.
  */
-export async function recordDispatch(store: Store, o: DispatchOutcomes): Promise<void> {
+export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes): Promise<void> {
   await inTransaction(store, async (trx) => {
     for (let i = 0; i < o.submitted.length; i += CHUNK) {
       const chunk = o.submitted.slice(i, i + CHUNK);
@@ -41,22 +36,26 @@ export async function recordDispatch(store: Store, o: DispatchOutcomes): Promise
       await sql`update messages set upstream_id = v.column2, connector = v.column3, attempts = attempts + 1
         from (values ${values}) as v where messages.id = v.column1`.execute(trx);
     }
-    for (let i = 0; i < o.retries.length; i += CHUNK) {
-      const chunk = o.retries.slice(i, i + CHUNK);
-      const values = sql.join(
-        chunk.map((r) => sql`(${r.id}, ${r.claim.claimant}, cast(${r.claim.leaseUntil} as bigint), cast(${r.dueAt} as bigint), cast(${r.attempts} as integer))`),
-      );
-      await sql`update dispatch_queue set due_at = v.column4, attempts = v.column5, claimed_by = null, lease_until = null
-        from (values ${values}) as v
-        where dispatch_queue.message_id = v.column1 and dispatch_queue.claimed_by = v.column2 and dispatch_queue.lease_until = v.column3`.execute(trx);
+    for (const r of o.retries) {
+      await trx
+        .updateTable('dispatch_queue')
+        .set({ due_at: r.dueAt, attempts: r.attempts, claimed_by: null, lease_until: null })
+        .where('message_id', '=', r.id)
+        .where('claimed_by', '=', claim.claimant)
+        .where('lease_until', '=', claim.leaseUntil)
+        .execute();
     }
-    const done = [...o.done, ...o.submitted.map((s) => s.claim)];
+    const done = [...o.done, ...o.submitted.map((s) => s.id)];
     for (let i = 0; i < done.length; i += CHUNK) {
-      await sql`delete from dispatch_queue where (message_id, claimed_by, lease_until) in (values ${held(done.slice(i, i + CHUNK))})`.execute(trx);
+      await trx
+        .deleteFrom('dispatch_queue')
+        .where('message_id', 'in', done.slice(i, i + CHUNK))
+        .where('claimed_by', '=', claim.claimant)
+        .where('lease_until', '=', claim.leaseUntil)
+        .execute();
     }
   });
 }
-
 export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number }>): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     await db

@@ -43,7 +43,7 @@ interface Submission {
   accepted: boolean;
   /** Submits of the same placement after it was taken (a dispatcher that crashed before recording it). */
   duplicates: number;
-  /** What the network still owes: a receipt, a read report, or nothing. */
+  /** What the network owes next, while the record has a due time: a receipt, then perhaps a read report. */
   next: 'RECEIPT' | 'READ' | null;
   status?: ReceiptStatus;
   detail?: string;
@@ -146,7 +146,10 @@ export class Simulator implements Connector {
     return { kind: 'taken', receipt };
   }
 
-  /** Receipts and read reports that fell due; a delivered RCS message is read a while later. */
+  /**
+   * Receipts and read reports that fell due; a delivered RCS message is read a while later. Only that one comes back
+   * to be kept with a due time: what is not returned is settled (owed nothing any more).
+   */
   async due(records: ConnectorRecord[], now: number): Promise<ConnectorRecord[]> {
     const events: CarrierEvent[] = [];
     const later: ConnectorRecord[] = [];
@@ -157,12 +160,9 @@ export class Simulator implements Connector {
         events.push({ kind: 'receipt', connector: this.name, messageId, upstreamId: s.upstreamId, status: s.status, detail: s.detail ?? null, at: now });
         if (s.type === 'RCS' && s.status === 'DELIVERED' && !simulatedNeverReads(s.recipient)) {
           later.push({ key: r.key, data: { ...s, next: 'READ' }, dueAt: now + this.settings.readDelayMs });
-        } else {
-          later.push({ key: r.key, data: { ...s, next: null }, dueAt: null });
         }
       } else if (s.next === 'READ') {
         events.push({ kind: 'receipt', connector: this.name, messageId, upstreamId: s.upstreamId, status: 'READ', at: now });
-        later.push({ key: r.key, data: { ...s, next: null }, dueAt: null });
       }
     }
     if (events.length > 0) await this.context().emit(events);
@@ -178,9 +178,7 @@ export class Simulator implements Connector {
   async revoke(messageIds: string[]): Promise<void> {
     const ctx = this.context();
     const records = await ctx.records.get(messageIds);
-    const withdrawn = [...records.values()]
-      .filter((r) => (r.data as unknown as Submission).next !== null)
-      .map((r) => ({ key: r.key, data: { ...r.data, next: null }, dueAt: null }));
+    const withdrawn = [...records.values()].filter((r) => r.dueAt !== null).map((r) => ({ key: r.key, data: { ...r.data, next: null }, dueAt: null }));
     await ctx.records.put(withdrawn);
   }
 

@@ -103,12 +103,8 @@ export class Dispatch {
         done.add(m.id);
       }
     }
-    const held = (id: string) => ({ id, claimant: this.opts.nodeId, leaseUntil: claims.get(id)!.lease_until! });
-    await recordDispatch(this.store, {
-      submitted: submitted.map((s) => ({ ...s, claim: held(s.id) })),
-      retries: retries.map((r) => ({ ...r, claim: held(r.id) })),
-      done: [...done].map(held),
-    });
+    // One claim per pass: every row of it was leased by this node until the same instant.
+    await recordDispatch(this.store, { claimant: this.opts.nodeId, leaseUntil: claimed[0]!.lease_until! }, { submitted, retries, done: [...done] });
     if (changes.length > 0) await this.messaging.applyStatusNow(changes);
     return claimed.length;
   }
