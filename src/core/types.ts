@@ -4,7 +4,6 @@
  */
 import type { Db } from '../store/db.ts';
 
-export type { Store } from '../store/db.ts';
 export type { Channel } from '../store/channels.ts';
 export type { Credential } from '../store/credentials.ts';
 export type { LedgerEntry } from '../store/ledger.ts';

@@ -7,8 +7,8 @@ import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { Signals } from './signals.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
-export type Db = Kysely<Database>;
+export type { Db, Dialect } from './schema.ts';
+import type { Db, Dialect } from './schema.ts';
 
 export interface Store {
   readonly db: Db;

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+
 /**
  * Row types of Tern's tables. Timestamps are epoch milliseconds, money is integer micro-euros, booleans are 0/1
  * and lists are JSON text, so SQLite and PostgreSQL store and return exactly the same values.
@@ -350,3 +352,7 @@ export interface Database {
   campaigns: CampaignTable;
   transfers: TransferTable;
 }
+
+export type Dialect = 'sqlite' | 'postgres';
+/** A handle to the database, or to a transaction on it. */
+export type Db = Kysely<Database>;

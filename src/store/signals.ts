@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { Db, Dialect } from './db.ts';
+import type { Db, Dialect } from './schema.ts';
 
 /** The work queues a node can be woken for, and `config` for configuration changed by another node. */
 export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'config';
