@@ -79,7 +79,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const smppCredentials = new SmppCredentialService(store, tenancy);
   const consumers = new EventConsumers();
   const validity = { messageValiditySeconds: config.messageValiditySeconds };
-  const messaging = new MessagingService(store, tenancy, validity, logger, consumers);
+  const messaging = new MessagingService(store, tenancy, validity, consumers);
   await messaging.init();
   const inbound = new InboundService(store, tenancy, messaging);
 

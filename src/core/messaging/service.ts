@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { uuidv7 } from '../domain/ids.ts';
 import { PriceList } from '../domain/pricing.ts';
 import type { MessageStatus } from '../domain/status.ts';
@@ -45,15 +44,15 @@ export interface CampaignResult {
   errors: Array<{ index: number; to: string; error: CoreError }>;
 }
 
-/**
- * The one messaging pipeline every door uses: accept (validate, price, charge, store — group-committed), status
- * changes through the status machine, reading and cancelling.
- */
 export interface MessagingOptions {
   /** How long a message may wait for an operator, from its send time. */
   messageValiditySeconds: number;
 }
 
+/**
+ * The one messaging pipeline every door uses: accept (validate, price, charge, store — group-committed), status
+ * changes through the status machine, reading and cancelling.
+ */
 export class MessagingService {
   private priceList = new PriceList([]);
   private readonly dispatchQueue: LeasedQueue<unknown>;
@@ -64,9 +63,8 @@ export class MessagingService {
 
   constructor(
     private readonly store: Store,
-    private readonly tenancy: TenancyService,
+    tenancy: TenancyService,
     private readonly options: MessagingOptions,
-    private readonly logger: Logger,
     /** What runs in the transaction of every message event. */
     readonly consumers: EventConsumers,
   ) {
