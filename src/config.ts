@@ -20,6 +20,8 @@ export interface TernConfig {
   smppTlsKey: string | null;
   databaseUrl: string;
   adminKey: string | null;
+  /** Encrypts secrets kept in the database (operator passwords and API keys, webhook signing secrets). */
+  secretKey: string | null;
   publicUrl: string | null;
   logLevel: LogLevel;
   webhookAllowPrivate: boolean;
@@ -58,6 +60,7 @@ const SETTINGS = {
   TERN_SMPP_TLS_KEY: 'smppTlsKey',
   TERN_DATABASE_URL: 'databaseUrl',
   TERN_ADMIN_KEY: 'adminKey',
+  TERN_SECRET_KEY: 'secretKey',
   TERN_PUBLIC_URL: 'publicUrl',
   TERN_LOG_LEVEL: 'logLevel',
   TERN_WEBHOOK_ALLOW_PRIVATE: 'webhookAllowPrivate',
@@ -154,6 +157,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('TERN_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const secretKey = str('TERN_SECRET_KEY', null);
+  if (secretKey !== null && secretKey.length < 32) {
+    throw new ConfigError('TERN_SECRET_KEY', 'must be at least 32 characters long (e.g. `openssl rand -base64 32`)');
+  }
   const adminKey = str('TERN_ADMIN_KEY', null);
   if (adminKey !== null && adminKey.length < 16) {
     throw new ConfigError('TERN_ADMIN_KEY', 'must be at least 16 characters long');
@@ -179,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     smppTlsKey,
     databaseUrl,
     adminKey,
+    secretKey,
     publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
     logLevel,
     webhookAllowPrivate: bool('TERN_WEBHOOK_ALLOW_PRIVATE', false),
