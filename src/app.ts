@@ -13,6 +13,7 @@ import { LookupService } from './core/lookup/service.ts';
 import { carrierEventSink } from './core/messaging/carrier-events.ts';
 import { Dispatch } from './core/messaging/dispatch.ts';
 import { Expiry } from './core/messaging/expiry.ts';
+import { ClusterRateLimiter } from './core/rate-limit.ts';
 import { InboundService } from './core/messaging/inbound.ts';
 import { MessagingService } from './core/messaging/service.ts';
 import { RcsService } from './core/rcs/service.ts';
@@ -119,6 +120,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
 
   const idempotency = new IdempotencyService(store);
   const funds = new FundsService(store, idempotency);
+  const rateLimiter = new ClusterRateLimiter(store);
   const services: Services = {
     config,
     metrics: new Metrics(),
@@ -140,6 +142,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     consumption: new ConsumptionService(store),
     connectors,
     router,
+    rateLimiter,
   };
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
@@ -154,7 +157,10 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const dispatcher = dispatcherLoop(dispatch, logger.child({ component: 'dispatcher' }));
   const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }));
   const retention = retentionLoop(
-    [{ name: 'idempotency keys', prune: (now) => idempotency.prune(now) }],
+    [
+      { name: 'idempotency keys', prune: (now) => idempotency.prune(now) },
+      { name: 'rate limit windows', prune: (now) => rateLimiter.prune(now) },
+    ],
     logger.child({ component: 'retention' }),
     PRUNE_EVERY_MS,
   );

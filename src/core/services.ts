@@ -7,6 +7,7 @@ import type { LookupService } from './lookup/service.ts';
 import type { InboundService } from './messaging/inbound.ts';
 import type { MessagingService } from './messaging/service.ts';
 import type { Router } from './ports.ts';
+import type { ClusterRateLimiter } from './rate-limit.ts';
 import type { RcsService } from './rcs/service.ts';
 import type { ConnectorService } from './routing/service.ts';
 import type { AuthService } from './tenancy/auth.ts';
@@ -46,4 +47,6 @@ export interface Services {
   connectors: ConnectorService;
   /** The running connectors, by route. */
   router: Router;
+  /** Limits that hold across the nodes of a cluster. */
+  rateLimiter: ClusterRateLimiter;
 }

@@ -325,7 +325,15 @@ export interface ConnectorRecordTable {
   created_at: number;
 }
 
+/** The share of one rate limit's window that the nodes together have taken. */
+export interface RateWindowTable {
+  key: string;
+  window_start: number;
+  used: number;
+}
+
 export interface Database {
+  rate_windows: RateWindowTable;
   smpp_credentials: SmppCredentialTable;
   smpp_outbox: SmppOutboxTable;
   voice_audio: VoiceAudioTable;

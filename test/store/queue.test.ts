@@ -1,42 +1,9 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import pg from 'pg';
-import { inTransaction, openStore, type Store } from '../../src/store/db.ts';
+import { inTransaction, type Store } from '../../src/store/db.ts';
 import { DISPATCH_QUEUE, LeasedQueue, WEBHOOK_QUEUE } from '../../src/store/queue.ts';
 import { forEachDialect } from '../support/server.ts';
-
-const PG_URL = process.env.TERN_TEST_DATABASE_URL;
-
-/** Two stores on one fresh database, as two nodes would open it. */
-async function twoNodes(dialect: 'sqlite' | 'postgres'): Promise<{ a: Store; b: Store; cleanup(): Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'tern-queue-'));
-    const url = `sqlite:${join(dir, 'tern.db')}`;
-    const a = await openStore(url, 'node-a');
-    const b = await openStore(url, 'node-b');
-    return { a, b, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const schema = `q_${randomBytes(5).toString('hex')}`;
-  const u = new URL(PG_URL!);
-  u.searchParams.set('schema', schema);
-  u.searchParams.set('pool', '3');
-  const a = await openStore(u.toString(), 'node-a');
-  const b = await openStore(u.toString(), 'node-b');
-  return {
-    a,
-    b,
-    async cleanup() {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
-  };
-}
+import { twoNodes } from '../support/stores.ts';
 
 async function enqueue(store: Store, rows: Array<{ id: string; due: number }>): Promise<void> {
   await store.db

@@ -7,6 +7,7 @@ import * as rcs from './005-rcs.ts';
 import * as voice from './006-voice.ts';
 import * as smpp from './007-smpp.ts';
 import * as connectors from './008-connectors.ts';
+import * as rateWindows from './009-rate-windows.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '006-voice': voice,
   '007-smpp': smpp,
   '008-connectors': connectors,
+  '009-rate-windows': rateWindows,
 };

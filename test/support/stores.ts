@@ -1,0 +1,37 @@
+// Stores opened directly on a fresh database, as nodes of a cluster open it.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openStore, type Store } from '../../src/store/db.ts';
+
+const PG_URL = process.env.TERN_TEST_DATABASE_URL;
+
+/** Two stores on one fresh database, as two nodes would open it. */
+export async function twoNodes(dialect: 'sqlite' | 'postgres'): Promise<{ a: Store; b: Store; cleanup(): Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tern-queue-'));
+    const url = `sqlite:${join(dir, 'tern.db')}`;
+    const a = await openStore(url, 'node-a');
+    const b = await openStore(url, 'node-b');
+    return { a, b, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const schema = `q_${randomBytes(5).toString('hex')}`;
+  const u = new URL(PG_URL!);
+  u.searchParams.set('schema', schema);
+  u.searchParams.set('pool', '3');
+  const a = await openStore(u.toString(), 'node-a');
+  const b = await openStore(u.toString(), 'node-b');
+  return {
+    a,
+    b,
+    async cleanup() {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
+
