@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { TernConfig } from './config.ts';
-import { ConnectorRegistry } from './connectors/registry.ts';
+import { ConnectorRegistry, KINDS } from './connectors/registry.ts';
 import { ConnectorRouter } from './connectors/router.ts';
 import { ConsumptionService } from './core/billing/consumption.ts';
 import { FundsService } from './core/billing/funds.ts';
@@ -10,7 +10,10 @@ import { VOICE_CALL_ATTEMPTS } from './core/domain/delivery.ts';
 import { parseSchedule } from './core/domain/retry.ts';
 import { EventConsumers } from './core/events.ts';
 import { LookupService } from './core/lookup/service.ts';
-import { carrierEventSink } from './core/messaging/carrier-events.ts';
+import { CarrierEvents } from './core/messaging/carrier-events.ts';
+import { Cluster, HEARTBEAT_MS } from './core/cluster.ts';
+import { ConnectorAdmin } from './core/routing/admin.ts';
+import { SecretBox } from './core/secrets.ts';
 import { Dispatch } from './core/messaging/dispatch.ts';
 import { Expiry } from './core/messaging/expiry.ts';
 import { ClusterRateLimiter } from './core/rate-limit.ts';
@@ -43,6 +46,7 @@ import { openStore, type Store } from './store/db.ts';
 import { connectorTimersLoop } from './workers/connector-timers.ts';
 import { dispatcherLoop } from './workers/dispatcher.ts';
 import { expiryLoop } from './workers/expiry.ts';
+import { Loop } from './workers/loop.ts';
 import { retentionLoop } from './workers/retention.ts';
 
 export interface TernApp {
@@ -58,6 +62,9 @@ export interface TernApp {
   /** Stops accepting, drains work in flight and closes the database. */
   stop(): Promise<void>;
 }
+
+/** The slow poll behind every wake-up. */
+const SAFETY_POLL_MS = 5_000;
 
 /** How often data past its retention is pruned. */
 const PRUNE_EVERY_MS = 60_000;
@@ -84,12 +91,20 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   await messaging.init();
   const inbound = new InboundService(store, tenancy, messaging);
 
+  let boundHttpPort = config.httpPort;
+  const publicBase = () =>
+    config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' || config.httpHost === '::' ? 'localhost' : config.httpHost}:${boundHttpPort}`;
+  const box = new SecretBox(config.secretKey);
+  const rateLimiter = new ClusterRateLimiter(store);
+  const cluster = new Cluster(store, config.nodeId);
+
   // Operator connections: definitions in the database, live connectors in the registry, routes in the router.
-  const sink = carrierEventSink(store, messaging, async (events) => void (await inbound.receive(events)), {
+  const carrierEvents = new CarrierEvents(store, messaging, async (events) => void (await inbound.receive(events)), {
     callAttempts: VOICE_CALL_ATTEMPTS,
     callRetryMs: config.voiceRetryMs,
   });
-  const connectors = new ConnectorService(store, sink);
+  const connectors = new ConnectorService(store, carrierEvents.sink, { box, limiter: rateLimiter, cluster, publicBase });
+  const connectorAdmin = new ConnectorAdmin(store, KINDS, box);
   const registry = new ConnectorRegistry(connectors, { simulator: config.simulator }, logger.child({ component: 'connectors' }));
   const router = new ConnectorRouter(registry);
 
@@ -102,9 +117,6 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     validity,
     logger.child({ component: 'rcs' }),
   );
-  let boundHttpPort = config.httpPort;
-  const publicBase = () =>
-    config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' || config.httpHost === '::' ? 'localhost' : config.httpHost}:${boundHttpPort}`;
   const webhooks = new WebhookOutbox(store, messaging, publicBase, parseSchedule(config.webhookRetrySchedule));
   webhooks.registerFormatter(legacyWebhookFormatter);
   const smppOutbox = new SmppOutbox(store);
@@ -120,7 +132,6 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
 
   const idempotency = new IdempotencyService(store);
   const funds = new FundsService(store, idempotency);
-  const rateLimiter = new ClusterRateLimiter(store);
   const services: Services = {
     config,
     metrics: new Metrics(),
@@ -141,6 +152,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     idempotency,
     consumption: new ConsumptionService(store),
     connectors,
+    connectorAdmin,
     router,
     rateLimiter,
   };
@@ -165,6 +177,10 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     PRUNE_EVERY_MS,
   );
   const timers = connectorTimersLoop(connectors, router, logger.child({ component: 'connectors' }), config.dispatchLeaseMs);
+  const receiptMatcher = new Loop((): Promise<number | null> => carrierEvents.retryUnmatched(Date.now()), SAFETY_POLL_MS, (err) =>
+    logger.error({ err }, 'matching kept receipts failed; retrying'),
+  );
+  const heartbeat = new Loop(async () => void (await cluster.beat()), HEARTBEAT_MS, (err) => logger.warn({ err }, 'heartbeat failed'));
   const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
   const webhookSender = new WebhookSender(webhooks, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
     leaseMs: config.dispatchLeaseMs,
@@ -190,6 +206,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   // Which worker wakes for which queue (written here or, on PostgreSQL, by another node).
   store.signals.on('dispatch', () => dispatcher.wake());
   store.signals.on('connector-records', () => timers.wake());
+  store.signals.on('receipts', () => receiptMatcher.wake());
   store.signals.on('webhooks', () => webhookSender.wake());
   store.signals.on('smpp-outbox', () => smppSender.wake());
 
@@ -203,7 +220,11 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     store,
     async start() {
       await voice.checkAvailability();
+      if (config.connectors || config.routes) await connectorAdmin.applyConfiguration(config.connectors, config.routes);
+      await cluster.beat();
+      heartbeat.start(Date.now() + HEARTBEAT_MS);
       await registry.start();
+      receiptMatcher.start();
       dispatcher.start();
       timers.start();
       sweeper.start();
@@ -230,6 +251,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       await retention.stop();
       await timers.stop();
       await registry.stop();
+      await receiptMatcher.stop();
+      await heartbeat.stop();
+      await cluster.leave().catch((err: unknown) => logger.warn({ err }, 'leaving the cluster failed'));
       await messaging.drain();
       await webhookSender.stop();
       await smppSender.stop();

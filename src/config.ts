@@ -31,6 +31,12 @@ export interface TernConfig {
   simulator: SimulatorConfig;
   /** Delay before a voice call whose line was busy or that nobody answered is placed again, in ms. */
   voiceRetryMs: number;
+  /**
+   * Connectors and routes from the configuration file (null when the file has no such section): created or
+   * overwritten by name at start; those the file named before and no longer does are removed.
+   */
+  connectors: Array<Record<string, unknown>> | null;
+  routes: Array<Record<string, unknown>> | null;
   /** Node identity used in dispatch leases. */
   nodeId: string;
   /** How long a node owns the messages it claimed for sending; after a crash another node takes them then. */
@@ -76,6 +82,18 @@ const SETTINGS = {
 
 type SettingName = keyof typeof SETTINGS;
 
+/** Sections only the configuration file has: operator connections and routes, kept in git by some operators. */
+const FILE_SECTIONS = ['connectors', 'routes'] as const;
+
+function section(file: Source, name: (typeof FILE_SECTIONS)[number]): Array<Record<string, unknown>> | null {
+  const v = file[name];
+  if (v === undefined || v === null) return null;
+  if (!Array.isArray(v) || v.some((e) => e === null || typeof e !== 'object' || Array.isArray(e))) {
+    throw new ConfigError('TERN_CONFIG', `"${name}" must be a list of objects`);
+  }
+  return v as Array<Record<string, unknown>>;
+}
+
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function readFileSettings(path: string): Source {
@@ -94,7 +112,7 @@ function readFileSettings(path: string): Source {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ConfigError('TERN_CONFIG', `${path} must hold an object of settings`);
   }
-  const known = new Set<string>(Object.values(SETTINGS));
+  const known = new Set<string>([...Object.values(SETTINGS), ...FILE_SECTIONS]);
   for (const key of Object.keys(parsed)) {
     if (!known.has(key)) throw new ConfigError('TERN_CONFIG', `unknown setting "${key}" in ${path}`);
   }
@@ -199,6 +217,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     // TERN_SIMULATOR_VOICE_RETRY_MS is this setting's former name, from when the simulator placed calls again itself.
     voiceRetryMs: int('TERN_VOICE_RETRY_MS', null, 0, 86_400_000) ?? int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
+    connectors: section(file, 'connectors'),
+    routes: section(file, 'routes'),
     nodeId: str('TERN_NODE_ID', null) ?? `node-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
   };
 }

@@ -1,38 +1,52 @@
 import type { ConnectorDefinition, ConnectorService, RouteDefinition } from '../core/routing/service.ts';
-import type { Connector, ConnectorHealth, ConnectorLogger, ConnectorState } from '../core/ports.ts';
-import { Simulator, type SimulatorSettings, simulatorSettings } from './simulator/connector.ts';
-
-/** What factories may need beyond a connector's own definition. */
-export interface FactoryEnvironment {
-  /** The server's simulator settings (TERN_SIMULATOR_*), under a simulator's own. */
-  simulator: Omit<SimulatorSettings, 'readDelayMs'>;
-}
-
-export type ConnectorFactory = (definition: ConnectorDefinition, env: FactoryEnvironment) => Connector;
+import type {
+  CarrierEvent,
+  Connector,
+  ConnectorCounters,
+  ConnectorLiveState,
+  ConnectorHealth,
+  ConnectorLogger,
+  ConnectorState,
+  OutboundMessage,
+  SubmitResult,
+} from '../core/ports.ts';
+import type { ConnectorFactory, FactoryEnvironment } from './kind.ts';
+import { SIMULATOR_KIND } from './simulator/kind.ts';
 
 /** One factory per kind of connector: adding an operator connection is a folder and a line here. */
-export const FACTORIES: Readonly<Record<string, ConnectorFactory>> = {
-  SIMULATOR: (d, env) => new Simulator(d.name, simulatorSettings(d.settings, env.simulator)),
+export const KINDS: Readonly<Record<string, ConnectorFactory>> = {
+  SIMULATOR: SIMULATOR_KIND,
 };
 
 interface Live {
   definition: ConnectorDefinition;
   connector: Connector;
+  counted: Connector;
   health: ConnectorHealth;
+  counters: ConnectorCounters;
+  /** Samples of (time, submitted, receipts) for the rates. */
+  samples: Array<[number, number, number]>;
 }
 
 export interface RegistryLogger extends ConnectorLogger {
   child(bindings: object): ConnectorLogger;
 }
 
+function zero(): ConnectorCounters {
+  return { submitted: 0, accepted: 0, temporaryErrors: 0, permanentErrors: 0, errorsByCode: {}, receipts: 0, inbound: 0 };
+}
+
 /**
  * The running connectors, made from their definitions (rows of the database) by the factory of their kind, and
  * remade when the definitions change: a new or changed definition starts its connector, a removed or disabled one
- * stops it. Each connector reports its health here; the router sends messages only to connectors that are UP.
+ * stops it. Each connector reports its health here; the router sends messages only to connectors that are UP. What
+ * goes through each connector is counted here, for its live state and the metrics.
  */
 export class ConnectorRegistry {
   private readonly live = new Map<string, Live>();
   private routeList: RouteDefinition[] = [];
+  /** Names of every defined connector (running or not), by id. */
+  private names_ = new Map<string, string>();
   private loading: Promise<void> = Promise.resolve();
   private readonly changeListeners: Array<() => void> = [];
   private stopped = false;
@@ -41,7 +55,7 @@ export class ConnectorRegistry {
     private readonly service: ConnectorService,
     private readonly env: FactoryEnvironment,
     private readonly logger: RegistryLogger,
-    private readonly factories: Readonly<Record<string, ConnectorFactory>> = FACTORIES,
+    private readonly kinds: Readonly<Record<string, ConnectorFactory>> = KINDS,
   ) {}
 
   /** Builds and starts the connectors; afterwards follows every change of the definitions. */
@@ -52,7 +66,10 @@ export class ConnectorRegistry {
 
   /** Brings the running connectors in line with their definitions (one load at a time). */
   load(): Promise<void> {
-    this.loading = this.loading.then(() => this.apply(), () => this.apply());
+    this.loading = this.loading.then(
+      () => this.apply(),
+      () => this.apply(),
+    );
     return this.loading;
   }
 
@@ -60,6 +77,7 @@ export class ConnectorRegistry {
     if (this.stopped) return;
     const { connectors, routes } = await this.service.definitions();
     const wanted = new Map(connectors.filter((c) => c.enabled).map((c) => [c.id, c]));
+    this.names_ = new Map(connectors.map((c) => [c.id, c.name]));
     for (const [id, l] of this.live) {
       const next = wanted.get(id);
       if (!next || JSON.stringify(next) !== JSON.stringify(l.definition)) {
@@ -69,24 +87,81 @@ export class ConnectorRegistry {
     }
     for (const d of wanted.values()) {
       if (this.live.has(d.id)) continue;
-      const factory = this.factories[d.kind];
-      if (!factory) {
+      const kind = this.kinds[d.kind];
+      if (!kind) {
         this.logger.error({ connector: d.name, kind: d.kind }, 'no factory for this kind of connector; it stays stopped');
         continue;
       }
-      const connector = factory(d, this.env);
-      const entry: Live = { definition: d, connector, health: { state: 'CONNECTING', since: Date.now(), lastError: null } };
+      let connector: Connector;
+      try {
+        connector = kind.create(d, this.env);
+      } catch (err) {
+        this.logger.error({ err, connector: d.name }, 'connector could not be made from its definition; it stays stopped');
+        continue;
+      }
+      const entry: Live = {
+        definition: d,
+        connector,
+        counted: connector,
+        health: { state: 'CONNECTING', since: Date.now(), lastError: null },
+        counters: zero(),
+        samples: [],
+      };
+      entry.counted = this.counting(connector, entry);
       this.live.set(d.id, entry);
       const log = this.logger.child({ connector: d.name });
-      await connector.start(this.service.context(d.name, log, (state, lastError) => this.report(entry, state, lastError)));
+      const ctx = this.service.context(d.name, log, (state, lastError) => this.report(entry, state, lastError));
+      const emit = ctx.emit;
+      ctx.emit = async (events: CarrierEvent[]) => {
+        await emit(events);
+        for (const e of events) e.kind === 'receipt' ? entry.counters.receipts++ : entry.counters.inbound++;
+      };
+      try {
+        await connector.start(ctx);
+      } catch (err) {
+        this.report(entry, 'DOWN', (err as Error).message);
+        this.logger.error({ err, connector: d.name }, 'connector did not start');
+      }
     }
     this.routeList = routes.filter((r) => r.enabled);
     for (const l of this.changeListeners) l();
   }
 
+  /** The connector as the router hands it out: its submits counted, every other method its own. */
+  private counting(connector: Connector, entry: Live): Connector {
+    const c = connector;
+    const submit = async (batch: OutboundMessage[]): Promise<SubmitResult[]> => {
+      const results = await c.submit(batch);
+      const n = entry.counters;
+      n.submitted += batch.length;
+      for (const r of results) {
+        if (r.ok) n.accepted++;
+        else {
+          if (r.temporary) n.temporaryErrors++;
+          else n.permanentErrors++;
+          n.errorsByCode[r.code] = (n.errorsByCode[r.code] ?? 0) + 1;
+        }
+      }
+      return results;
+    };
+    return {
+      name: c.name,
+      kind: c.kind,
+      start: (ctx) => c.start(ctx),
+      stop: () => c.stop(),
+      submit,
+      ...(c.due && { due: c.due.bind(c) }),
+      ...(c.routes && { routes: c.routes.bind(c) }),
+      ...(c.stats && { stats: c.stats.bind(c) }),
+      ...(c.rcsCapability && { rcsCapability: c.rcsCapability.bind(c) }),
+      ...(c.revoke && { revoke: c.revoke.bind(c) }),
+      ...(c.numberStatus && { numberStatus: c.numberStatus.bind(c) }),
+    };
+  }
+
   private report(entry: Live, state: ConnectorState, lastError: string | null): void {
     if (entry.health.state === state && entry.health.lastError === lastError) return;
-    entry.health = { state, since: Date.now(), lastError };
+    entry.health = { state, since: Date.now(), lastError: lastError ?? (state === 'UP' ? null : entry.health.lastError) };
     this.logger.info({ connector: entry.definition.name, state, lastError }, 'connector state');
   }
 
@@ -100,20 +175,46 @@ export class ConnectorRegistry {
   }
 
   byId(id: string): Connector | undefined {
-    return this.live.get(id)?.connector;
+    return this.live.get(id)?.counted;
   }
 
   byName(name: string): Connector | undefined {
-    for (const l of this.live.values()) if (l.definition.name === name) return l.connector;
+    for (const l of this.live.values()) if (l.definition.name === name) return l.counted;
     return undefined;
+  }
+
+  nameOf(id: string): string | undefined {
+    return this.live.get(id)?.definition.name ?? this.names_.get(id);
   }
 
   health(id: string): ConnectorHealth | undefined {
     return this.live.get(id)?.health;
   }
 
-  all(): Array<{ definition: ConnectorDefinition; connector: Connector; health: ConnectorHealth }> {
-    return [...this.live.values()];
+  /** A running connector's live state on this node, by name. */
+  state(name: string, now = Date.now()): ConnectorLiveState | undefined {
+    const l = [...this.live.values()].find((x) => x.definition.name === name);
+    if (!l) return undefined;
+    l.samples.push([now, l.counters.accepted, l.counters.receipts]);
+    while (l.samples.length > 2 && now - l.samples[0]![0] > 60_000) l.samples.shift();
+    const [t0, s0, r0] = l.samples[0]!;
+    const seconds = Math.max(1, (now - t0) / 1000);
+    const stats = l.connector.stats?.() ?? {};
+    return {
+      state: l.health.state,
+      since: l.health.since,
+      lastError: l.health.lastError,
+      binds: stats.binds ?? null,
+      inFlight: stats.inFlight ?? null,
+      unknownOutcomes: stats.unknownOutcomes ?? 0,
+      counters: { ...l.counters, errorsByCode: { ...l.counters.errorsByCode } },
+      submitsPerSecond: now === t0 ? 0 : Math.round(((l.counters.accepted - s0) / seconds) * 10) / 10,
+      receiptsPerSecond: now === t0 ? 0 : Math.round(((l.counters.receipts - r0) / seconds) * 10) / 10,
+    };
+  }
+
+  names(): string[] {
+    return [...this.live.values()].map((l) => l.definition.name);
   }
 
   async stop(): Promise<void> {

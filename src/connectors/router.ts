@@ -1,7 +1,7 @@
 import { candidateOrder, findRoute, orderRoutes, type RoutableMessage } from '../core/domain/routing.ts';
 import type { NumberLookup } from '../core/lookup/enrich.ts';
 import { type LiveStatus, UNKNOWN_LIVE_STATUS } from '../core/lookup/number-status.ts';
-import type { Connector, RcsCapabilityAnswer, RouteChoice, Router } from '../core/ports.ts';
+import type { Connector, ConnectorLiveState, RcsCapabilityAnswer, RouteChoice, Router } from '../core/ports.ts';
 import type { RouteDefinition } from '../core/routing/service.ts';
 import type { ConnectorRegistry } from './registry.ts';
 
@@ -24,16 +24,23 @@ export class ConnectorRouter implements Router {
 
   route(m: RoutableMessage): RouteChoice {
     const route = findRoute(this.ordered, m);
-    if (!route) return { route: null, candidates: [] };
+    if (!route) return { route: null, costPerPart: null, names: [], candidates: [] };
     const up = (id: string) => this.registry.health(id)?.state === 'UP';
     const candidates = candidateOrder(route, up, this.random())
       .map((id) => this.registry.byId(id))
       .filter((c): c is Connector => c !== undefined);
-    return { route: route.name, candidates };
+    const names = [...route.connectors.map((c) => c.connectorId), ...route.failover]
+      .map((id) => this.registry.nameOf(id))
+      .filter((n): n is string => n !== undefined);
+    return { route: route.name, costPerPart: route.costPerPart, names, candidates };
   }
 
   connector(name: string): Connector | undefined {
     return this.registry.byName(name);
+  }
+
+  state(name: string): ConnectorLiveState | undefined {
+    return this.registry.state(name);
   }
 
   /** The first connector routed for this kind of request that can answer it. */

@@ -28,7 +28,8 @@ export interface OutboundMessage {
 
 export type SubmitResult =
   | { ok: true; upstreamId: string }
-  | { ok: false; temporary: boolean; code: string; reason: string };
+  /** `retryAt`: when to try again (a temporary refusal that knows, e.g. the TPS window ends), instead of backoff. */
+  | { ok: false; temporary: boolean; code: string; reason: string; retryAt?: number };
 
 export type ReceiptStatus = 'DELIVERED' | 'UNDELIVERED' | 'UNDELIVERABLE' | 'READ';
 
@@ -102,6 +103,31 @@ export interface ConnectorContext {
   /** Tells the router whether the connector can take messages now. */
   health(state: ConnectorState, lastError?: string | null): void;
   records: ConnectorRecords;
+  /**
+   * Takes `units` of the connector's rate (`perSecond`) for the whole cluster: every node running the connector
+   * shares one budget. Refused with the time the next second starts.
+   */
+  throttle(units: number, perSecond: number): Promise<{ ok: true } | { ok: false; retryAt: number }>;
+  /**
+   * Which of the connector's `total` binds this node should hold now (slot numbers): a fair share per live node, a
+   * dead node's slots taken over. Call it every few seconds; a slot not renewed is given up.
+   */
+  slots(total: number): Promise<number[]>;
+  /** The absolute URL of the connector's own routes, `…/connectors/{name}` (for operator callbacks). */
+  publicUrl(): string;
+}
+
+/** What a connector tells of itself beyond what the core counts (submits, errors, receipts). */
+export interface ConnectorStats {
+  /** Connections bound on this node. */
+  binds?: number;
+  /** Submits sent and not answered yet. */
+  inFlight?: number;
+  /**
+   * Submits whose outcome was lost (a window dropped with its connection): the operator may have taken them; they are
+   * submitted again, so they may arrive twice.
+   */
+  unknownOutcomes?: number;
 }
 
 /** An HTTP request to a route a connector mounts (an operator's delivery-report callback, a simulator's injection). */
@@ -154,6 +180,7 @@ export interface Connector {
   due?(records: ConnectorRecord[], now: number): Promise<ConnectorRecord[]>;
   /** HTTP routes of its own, mounted under `/connectors/{name}`. */
   routes?(): ConnectorRoute[];
+  stats?(): ConnectorStats;
   /** RCS: whether a number can receive RCS, and which features its handset supports. */
   rcsCapability?(msisdn: string): Promise<RcsCapabilityAnswer>;
   /** RCS: withdraws messages not delivered yet (before their SMS fallback goes out). */
@@ -165,14 +192,58 @@ export interface Connector {
 export interface RouteChoice {
   /** The rule that matched, or null when none did (the message cannot be routed at all). */
   route: string | null;
+  /** What one part costs through this route (micro-euros), when the route says. */
+  costPerPart: number | null;
+  /** Every connector the route names, up or not (the message waits for the first when none is up). */
+  names: string[];
   /** Connectors able to take the message now, in the order to try them (weighted pick first, then failover). */
   candidates: Connector[];
 }
 
 export type { RoutableMessage };
 
+/** Counted by the registry for every connector, on this node. */
+export interface ConnectorCounters {
+  submitted: number;
+  accepted: number;
+  temporaryErrors: number;
+  permanentErrors: number;
+  errorsByCode: Record<string, number>;
+  receipts: number;
+  inbound: number;
+}
+
+/** What `GET /admin/v1/connectors/{id}` shows of a running connector, as this node sees it. */
+export interface ConnectorLiveState {
+  state: ConnectorState;
+  since: number;
+  lastError: string | null;
+  binds: number | null;
+  inFlight: number | null;
+  unknownOutcomes: number;
+  counters: ConnectorCounters;
+  /** Per second over the last minute. */
+  submitsPerSecond: number;
+  receiptsPerSecond: number;
+}
+
 /** Picks connectors for messages, and finds a running connector by name. */
 export interface Router {
   route(m: RoutableMessage): RouteChoice;
   connector(name: string): Connector | undefined;
+  /** A running connector's state on this node, or undefined when it does not run here. */
+  state(name: string): ConnectorLiveState | undefined;
 }
+
+/** What the core needs to know of a kind of connector to store its definitions. */
+export interface ConnectorKind {
+  /** Fields of the definition that are secrets: stored sealed, never answered. */
+  readonly secretFields: readonly string[];
+  /**
+   * Checks and completes a definition's settings (and secrets, which must all be present on creation); throws a
+   * core error naming the field.
+   */
+  validate(settings: Record<string, unknown>, secrets: Record<string, string>): { settings: Record<string, unknown>; secrets: Record<string, string> };
+}
+
+export type ConnectorKinds = Readonly<Record<string, ConnectorKind>>;

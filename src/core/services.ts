@@ -9,6 +9,7 @@ import type { MessagingService } from './messaging/service.ts';
 import type { Router } from './ports.ts';
 import type { ClusterRateLimiter } from './rate-limit.ts';
 import type { RcsService } from './rcs/service.ts';
+import type { ConnectorAdmin } from './routing/admin.ts';
 import type { ConnectorService } from './routing/service.ts';
 import type { AuthService } from './tenancy/auth.ts';
 import type { BlacklistService } from './tenancy/blacklist.ts';
@@ -45,6 +46,8 @@ export interface Services {
   consumption: ConsumptionService;
   /** Operator connections and routes as data; events injected on a connector's behalf. */
   connectors: ConnectorService;
+  /** Creating, changing and removing connectors and routes (admin API, configuration file). */
+  connectorAdmin: ConnectorAdmin;
   /** The running connectors, by route. */
   router: Router;
   /** Limits that hold across the nodes of a cluster. */

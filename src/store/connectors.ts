@@ -61,3 +61,46 @@ export async function settleRecords(db: Db, connector: string, keys: string[]): 
       .execute();
   }
 }
+
+export async function findConnectorRow(db: Db, idOrName: { id?: string; name?: string }): Promise<ConnectorRow | null> {
+  let q = db.selectFrom('connectors').selectAll();
+  if (idOrName.id !== undefined) q = q.where('id', '=', idOrName.id);
+  if (idOrName.name !== undefined) q = q.where('name', '=', idOrName.name);
+  return (await q.executeTakeFirst()) ?? null;
+}
+
+export async function insertConnectorRow(db: Db, row: ConnectorRow): Promise<void> {
+  await db.insertInto('connectors').values(row).execute();
+}
+
+export async function updateConnectorRow(db: Db, id: string, patch: Partial<Omit<ConnectorRow, 'id' | 'created_at'>>): Promise<void> {
+  await db.updateTable('connectors').set(patch).where('id', '=', id).execute();
+}
+
+export async function deleteConnectorRow(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('connectors').where('id', '=', id).execute();
+}
+
+export async function findRouteRow(db: Db, idOrName: { id?: string; name?: string }): Promise<RouteRow | null> {
+  let q = db.selectFrom('routes').selectAll();
+  if (idOrName.id !== undefined) q = q.where('id', '=', idOrName.id);
+  if (idOrName.name !== undefined) q = q.where('name', '=', idOrName.name);
+  return (await q.executeTakeFirst()) ?? null;
+}
+
+export async function insertRouteRow(db: Db, row: RouteRow): Promise<void> {
+  await db.insertInto('routes').values(row).execute();
+}
+
+export async function updateRouteRow(db: Db, id: string, patch: Partial<Omit<RouteRow, 'id' | 'created_at'>>): Promise<void> {
+  await db.updateTable('routes').set(patch).where('id', '=', id).execute();
+}
+
+export async function deleteRouteRow(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('routes').where('id', '=', id).execute();
+}
+
+/** Rows of one source (the configuration file's), to find those the file no longer names. */
+export async function listRowsOfSource(db: Db, table: 'connectors' | 'routes', source: string): Promise<Array<{ id: string; name: string }>> {
+  return db.selectFrom(table).select(['id', 'name']).where('source', '=', source).execute();
+}

@@ -13,10 +13,20 @@ export interface Claim {
 }
 
 export interface DispatchOutcomes {
-  /** Placed with an operator: the message records where, and one more placement. */
-  submitted: Array<{ id: string; upstreamId: string; connector: string }>;
-  /** To try again at `dueAt` (temporary errors). */
-  retries: Array<{ id: string; dueAt: number; attempts: number }>;
+  /** Placed with an operator: the message records where, and one more placement; the route's rollup grows. */
+  submitted: Array<{
+    id: string;
+    upstreamId: string;
+    connector: string;
+    route: string;
+    parts: number;
+    /** What the operator charges for it, micro-euros. */
+    cost: number;
+    charged: number;
+    day: string;
+  }>;
+  /** To try again at `dueAt` (temporary errors), waiting for that connector if one was named. */
+  retries: Array<{ id: string; dueAt: number; attempts: number; waitingOn: string | null }>;
   /** Off the queue (placed, ended, or gone). */
   done: string[];
 }
@@ -32,14 +42,15 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
   await inTransaction(store, async (trx) => {
     for (let i = 0; i < o.submitted.length; i += CHUNK) {
       const chunk = o.submitted.slice(i, i + CHUNK);
-      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.upstreamId}, ${s.connector})`));
-      await sql`update messages set upstream_id = v.column2, connector = v.column3, attempts = attempts + 1
+      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.upstreamId}, ${s.connector}, ${s.route})`));
+      await sql`update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, attempts = attempts + 1
         from (values ${values}) as v where messages.id = v.column1`.execute(trx);
     }
+    await addToRouteRollups(trx, o.submitted);
     for (const r of o.retries) {
       await trx
         .updateTable('dispatch_queue')
-        .set({ due_at: r.dueAt, attempts: r.attempts, claimed_by: null, lease_until: null })
+        .set({ due_at: r.dueAt, attempts: r.attempts, claimed_by: null, lease_until: null, waiting_on: r.waitingOn })
         .where('message_id', '=', r.id)
         .where('claimed_by', '=', claim.claimant)
         .where('lease_until', '=', claim.leaseUntil)
@@ -56,6 +67,47 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
     }
   });
 }
+/** What was placed through each route and connector per day, with its cost and what was charged for it. */
+async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']): Promise<void> {
+  const sums = new Map<string, { day: string; route: string; connector: string; messages: number; parts: number; cost: number; charged: number }>();
+  for (const p of placed) {
+    const key = `${p.day}|${p.route}|${p.connector}`;
+    const s = sums.get(key) ?? { day: p.day, route: p.route, connector: p.connector, messages: 0, parts: 0, cost: 0, charged: 0 };
+    s.messages++;
+    s.parts += p.parts;
+    s.cost += p.cost;
+    s.charged += p.charged;
+    sums.set(key, s);
+  }
+  // In key order, so concurrent passes on other nodes take the rows' locks in the same order.
+  for (const s of [...sums.values()].sort((a, b) => `${a.day}|${a.route}|${a.connector}`.localeCompare(`${b.day}|${b.route}|${b.connector}`))) {
+    await db
+      .insertInto('route_rollups')
+      .values(s)
+      .onConflict((oc) =>
+        oc.columns(['day', 'route', 'connector']).doUpdateSet({
+          messages: sql`route_rollups.messages + ${s.messages}`,
+          parts: sql`route_rollups.parts + ${s.parts}`,
+          cost: sql`route_rollups.cost + ${s.cost}`,
+          charged: sql`route_rollups.charged + ${s.charged}`,
+        }),
+      )
+      .execute();
+  }
+}
+
+/** For each connector messages wait for, when the oldest of them was first due to be sent. */
+export async function oldestWaiting(db: Db): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('dispatch_queue as q')
+    .innerJoin('messages as m', 'm.id', 'q.message_id')
+    .select(['q.waiting_on', (eb) => eb.fn.min<number>('m.send_at').as('since')])
+    .where('q.waiting_on', 'is not', null)
+    .groupBy('q.waiting_on')
+    .execute();
+  return new Map(rows.map((r) => [r.waiting_on!, Number(r.since)]));
+}
+
 export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number }>): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     await db

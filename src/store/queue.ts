@@ -119,3 +119,11 @@ export const CONNECTOR_RECORD_QUEUE: QueueDefinition = {
   due: 'due_at',
   lease: 'lease_until',
 };
+
+export const UNMATCHED_RECEIPT_QUEUE: QueueDefinition = {
+  signal: 'receipts',
+  table: 'unmatched_receipts',
+  keys: ['id'],
+  due: 'next_attempt_at',
+  lease: 'lease_until',
+};

@@ -124,6 +124,8 @@ export interface MessageTable {
   extra: string | null;
   /** Times the message was placed with an operator (a voice call tried again after a busy line is placed twice). */
   attempts: number;
+  /** The route it was placed through. */
+  route: string | null;
 }
 
 export interface DispatchQueueTable {
@@ -132,6 +134,8 @@ export interface DispatchQueueTable {
   attempts: number;
   claimed_by: string | null;
   lease_until: number | null;
+  /** The connector the message waits for (its last temporary error came from it, or none was up). */
+  waiting_on: string | null;
 }
 
 export interface MessageEventTable {
@@ -293,6 +297,8 @@ export interface ConnectorTable {
   name: string;
   kind: string;
   settings: string;
+  /** JSON object of secret settings, each sealed (SecretBox). */
+  secrets: string | null;
   /** DEFAULT (the embedded simulator), API or CONFIG. */
   source: string;
   enabled: number;
@@ -309,6 +315,8 @@ export interface RouteTable {
   connectors: string;
   /** JSON list of connector ids tried in order when the route's connectors cannot take a message. */
   failover: string;
+  /** What one part costs the operator of this route, in micro-euros. */
+  cost_per_part: number | null;
   source: string;
   enabled: number;
   created_at: number;
@@ -332,7 +340,49 @@ export interface RateWindowTable {
   used: number;
 }
 
+/** Per day, route and connector: what was placed, what it cost, what was charged for it. */
+export interface RouteRollupTable {
+  day: string;
+  route: string;
+  connector: string;
+  messages: number;
+  parts: number;
+  cost: number;
+  charged: number;
+}
+
+/** A running node of the cluster, as it last said it was alive. */
+export interface NodeTable {
+  id: string;
+  started_at: number;
+  seen_at: number;
+}
+
+/** One of a connector's binds (connections), held by one node at a time under a lease. */
+export interface ConnectorSlotTable {
+  connector: string;
+  slot: number;
+  node: string | null;
+  lease_until: number | null;
+}
+
+/** A receipt whose message was not found yet (its submit's outcome not recorded), tried again a while. */
+export interface UnmatchedReceiptTable {
+  id: string;
+  connector: string;
+  upstream_id: string;
+  event: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  expires_at: number;
+}
+
 export interface Database {
+  route_rollups: RouteRollupTable;
+  nodes: NodeTable;
+  connector_slots: ConnectorSlotTable;
+  unmatched_receipts: UnmatchedReceiptTable;
   rate_windows: RateWindowTable;
   smpp_credentials: SmppCredentialTable;
   smpp_outbox: SmppOutboxTable;

@@ -3,9 +3,9 @@ import pg from 'pg';
 import type { Db, Dialect } from './schema.ts';
 
 /** The work queues a node can be woken for, and `config` for configuration changed by another node. */
-export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'config';
+export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config';
 
-const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'config']);
+const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config']);
 
 type Listener = () => void;
 

@@ -24,7 +24,32 @@ export class HarnessContext implements ConnectorContext {
   readonly store = new Map<string, ConnectorRecord>();
   readonly logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-  constructor(readonly name: string) {}
+  private window = { start: 0, used: 0 };
+
+  constructor(
+    readonly name: string,
+    /** Where the connector's routes answer, when its operator calls them (HTTP upstreams). */
+    private readonly url = `http://127.0.0.1/connectors/${name}`,
+  ) {}
+
+  /** One node: the whole rate is this node's. */
+  async throttle(units: number, perSecond: number): Promise<{ ok: true } | { ok: false; retryAt: number }> {
+    const now = Date.now();
+    const start = now - (now % 1000);
+    if (this.window.start !== start) this.window = { start, used: 0 };
+    if (perSecond > 0 && this.window.used + units > perSecond) return { ok: false, retryAt: start + 1000 };
+    this.window.used += units;
+    return { ok: true };
+  }
+
+  /** One node: every bind is this node's. */
+  async slots(total: number): Promise<number[]> {
+    return Array.from({ length: total }, (_, i) => i);
+  }
+
+  publicUrl(): string {
+    return this.url;
+  }
 
   async emit(events: CarrierEvent[]): Promise<void> {
     this.events.push(...events);

@@ -1,7 +1,11 @@
 import { decideReceipt } from '../domain/delivery.ts';
+import { backoffDelay } from '../domain/retry.ts';
+import { uuidv7 } from '../domain/ids.ts';
 import type { CarrierEvent, InboundEvent, ReceiptEvent } from '../ports.ts';
-import type { Store } from '../../store/db.ts';
+import { inTransaction, type Store } from '../../store/db.ts';
 import { findByUpstreamIds, findMessages, type MessageRow } from '../../store/messages.ts';
+import { LeasedQueue, UNMATCHED_RECEIPT_QUEUE } from '../../store/queue.ts';
+import { dropReceipts, parkReceipts, rescheduleReceipt, type UnmatchedReceiptRow } from '../../store/unmatched-receipts.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
 
@@ -12,44 +16,117 @@ export interface ReceiptPolicy {
   callAttempts: number;
   /** Delay before a busy or unanswered call is placed again. */
   callRetryMs: number;
+  /** How long a receipt whose message is not found yet is kept and matched again. */
+  unmatchedKeepMs?: number;
 }
+
+const UNMATCHED_KEEP_MS = 48 * 3_600_000;
+const UNMATCHED_BATCH = 500;
 
 /**
  * Turns connector events into status changes, retries and inbound messages, by the core's policy
  * (`decideReceipt`): a busy or unanswered call is placed again later, a message that never reached the person is
- * refunded. Receipts without Tern's id are matched on the connector's upstream id; a receipt that matches nothing
- * is dropped (it is late for a message purged or unknown).
+ * refunded. Receipts without Tern's id are matched on the connector's upstream id. One that matches nothing yet —
+ * it came before its submit's answer was recorded, or on another bind — is kept and matched again with backoff for a
+ * while (`unmatchedKeepMs`), then dropped: it is late for a message purged, or unknown.
  */
-export function carrierEventSink(store: Store, messaging: MessagingService, inbound: InboundHandler, policy: ReceiptPolicy) {
-  return async (events: CarrierEvent[]): Promise<void> => {
+export class CarrierEvents {
+  readonly unmatched: LeasedQueue<UnmatchedReceiptRow>;
+  private readonly keepMs: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly messaging: MessagingService,
+    private readonly inbound: InboundHandler,
+    private readonly policy: ReceiptPolicy,
+  ) {
+    this.unmatched = new LeasedQueue(store, UNMATCHED_RECEIPT_QUEUE);
+    this.keepMs = policy.unmatchedKeepMs ?? UNMATCHED_KEEP_MS;
+  }
+
+  /** The sink connectors emit into; resolves once every event is durably applied (or kept to be matched again). */
+  readonly sink = async (events: CarrierEvent[]): Promise<void> => {
     const receipts = events.filter((e): e is ReceiptEvent => e.kind === 'receipt');
     const mo = events.filter((e): e is InboundEvent => e.kind === 'mo');
+    const { matched, missing } = await this.match(receipts);
+    await this.apply(matched);
+    if (missing.length > 0) await this.park(missing, Date.now());
+    if (mo.length > 0) await this.inbound(mo);
+  };
+
+  private async match(receipts: ReceiptEvent[]): Promise<{ matched: Array<{ r: ReceiptEvent; id: string }>; missing: ReceiptEvent[] }> {
     const unresolved = receipts.filter((r) => !r.messageId && r.upstreamId);
     const byUpstream = new Map<string, string>();
     for (const connector of new Set(unresolved.map((r) => r.connector))) {
       const ids = unresolved.filter((r) => r.connector === connector).map((r) => r.upstreamId!);
-      for (const m of await findByUpstreamIds(store.db, connector, ids)) byUpstream.set(`${connector}|${m.upstream_id}`, m.id);
+      for (const m of await findByUpstreamIds(this.store.db, connector, ids)) byUpstream.set(`${connector}|${m.upstream_id}`, m.id);
     }
-    const matched = receipts
-      .map((r) => ({ r, id: r.messageId ?? byUpstream.get(`${r.connector}|${r.upstreamId}`) }))
-      .filter((x): x is { r: ReceiptEvent; id: string } => x.id !== undefined);
+    const matched: Array<{ r: ReceiptEvent; id: string }> = [];
+    const missing: ReceiptEvent[] = [];
+    for (const r of receipts) {
+      const id = r.messageId ?? byUpstream.get(`${r.connector}|${r.upstreamId}`);
+      if (id !== undefined) matched.push({ r, id });
+      else if (r.upstreamId) missing.push(r);
+    }
+    return { matched, missing };
+  }
 
+  private async apply(matched: Array<{ r: ReceiptEvent; id: string }>): Promise<void> {
     // Only a failed delivery can mean another attempt: the message decides (its type, its placements so far).
     const failed = matched.filter((x) => x.r.status === 'UNDELIVERED').map((x) => x.id);
-    const rows = new Map<string, MessageRow>((await findMessages(store.db, [...new Set(failed)])).map((m) => [m.id, m]));
-
+    const rows = new Map<string, MessageRow>((await findMessages(this.store.db, [...new Set(failed)])).map((m) => [m.id, m]));
     const changes: StatusChange[] = [];
     const retries: string[] = [];
     for (const { r, id } of matched) {
       const m = rows.get(id);
       // A report on a placement whose outcome the dispatcher has not recorded yet counts that placement too.
       const placements = m ? m.attempts + (r.upstreamId !== undefined && m.upstream_id !== r.upstreamId ? 1 : 0) : 1;
-      const decision = decideReceipt({ type: m?.type ?? '' }, r, placements, policy.callAttempts);
+      const decision = decideReceipt({ type: m?.type ?? '' }, r, placements, this.policy.callAttempts);
       if (decision.kind === 'retry') retries.push(id);
       else changes.push({ messageId: id, status: r.status, detail: r.detail ?? null, at: r.at, refund: decision.refund });
     }
-    if (changes.length > 0) await messaging.updateStatuses(changes);
-    if (retries.length > 0) await messaging.placeAgain(retries, Date.now() + policy.callRetryMs);
-    if (mo.length > 0) await inbound(mo);
-  };
+    if (changes.length > 0) await this.messaging.updateStatuses(changes);
+    if (retries.length > 0) await this.messaging.placeAgain(retries, Date.now() + this.policy.callRetryMs);
+  }
+
+  private async park(receipts: ReceiptEvent[], now: number): Promise<void> {
+    await inTransaction(this.store, async (trx) => {
+      await parkReceipts(
+        trx,
+        receipts.map((r) => ({
+          id: uuidv7(now),
+          connector: r.connector,
+          upstream_id: r.upstreamId!,
+          event: JSON.stringify(r),
+          attempts: 0,
+          next_attempt_at: now + backoffDelay(1, 500, 300_000),
+          lease_until: null,
+          expires_at: now + this.keepMs,
+        })),
+      );
+      await this.unmatched.wake(trx);
+    });
+  }
+
+  /** Matches kept receipts again; returns when the next one falls due. */
+  async retryUnmatched(now: number, leaseMs = 30_000): Promise<number | null> {
+    for (;;) {
+      const rows = await this.unmatched.claim({ now, limit: UNMATCHED_BATCH, leaseMs });
+      if (rows.length > 0) {
+        const events = rows.map((r) => JSON.parse(r.event) as ReceiptEvent);
+        const { matched, missing } = await this.match(events);
+        await this.apply(matched);
+        const stillMissing = new Set(missing.map((e) => `${e.connector}|${e.upstreamId}`));
+        const done: string[] = [];
+        for (const r of rows) {
+          const attempts = r.attempts + 1;
+          const next = now + backoffDelay(attempts + 1, 500, 300_000);
+          if (!stillMissing.has(`${r.connector}|${r.upstream_id}`) || next > Number(r.expires_at)) done.push(r.id);
+          else await rescheduleReceipt(this.store.db, r.id, attempts, next);
+        }
+        await dropReceipts(this.store.db, done);
+      }
+      if (rows.length < UNMATCHED_BATCH) return this.unmatched.nextDue(now);
+    }
+  }
 }

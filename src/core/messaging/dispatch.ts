@@ -1,7 +1,8 @@
 import { backoffDelay } from '../domain/retry.ts';
-import type { Connector, OutboundMessage, Router, SubmitResult } from '../ports.ts';
+import { utcDay } from '../domain/dates.ts';
+import type { Connector, OutboundMessage, RouteChoice, Router, SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
-import { type DispatchClaim, recordDispatch } from '../../store/dispatch.ts';
+import { type DispatchClaim, type DispatchOutcomes, recordDispatch } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import type { StatusChange } from './status.ts';
@@ -15,6 +16,14 @@ export interface DispatchOptions {
   retryMaxMs?: number;
   /** Per-type handling of messages whose validity ended in the queue (RCS falls back to SMS); returns handled ids. */
   onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
+}
+
+/** How one message's dispatch ended: where it went (or was to go) and what the connector said. */
+interface Outcome {
+  route: string | null;
+  costPerPart: number | null;
+  connector: string | null;
+  result: SubmitResult;
 }
 
 export interface DispatchLogger {
@@ -81,22 +90,33 @@ export class Dispatch {
       at: now,
       refund: true,
     }));
-    const submitted: Array<{ id: string; upstreamId: string; connector: string }> = [];
-    const retries: Array<{ id: string; dueAt: number; attempts: number }> = [];
+    const submitted: DispatchOutcomes['submitted'] = [];
+    const retries: DispatchOutcomes['retries'] = [];
     const done = new Set<string>([...gone.map((g) => g.message_id), ...expired.map((m) => m.id)]);
     for (const m of due) {
       const o = outcomes.get(m.id)!;
       if (o.result.ok) {
-        submitted.push({ id: m.id, upstreamId: o.result.upstreamId, connector: o.connector! });
+        submitted.push({
+          id: m.id,
+          upstreamId: o.result.upstreamId,
+          connector: o.connector!,
+          route: o.route!,
+          parts: m.part_count,
+          cost: (o.costPerPart ?? 0) * m.part_count,
+          charged: m.charged,
+          day: utcDay(now),
+        });
         done.add(m.id);
       } else if (o.result.temporary) {
-        const n = (claims.get(m.id)?.attempts ?? 0) + 1;
-        const dueAt = now + backoffDelay(n, this.opts.retryBaseMs ?? 1_000, this.opts.retryMaxMs ?? 300_000);
+        // A connector that knows when to try again (its rate window ends) says so; otherwise back off.
+        const attempts = claims.get(m.id)?.attempts ?? 0;
+        const n = o.result.retryAt !== undefined ? attempts : attempts + 1;
+        const dueAt = o.result.retryAt ?? now + backoffDelay(n, this.opts.retryBaseMs ?? 1_000, this.opts.retryMaxMs ?? 300_000);
         if (m.validity_until !== null && dueAt > m.validity_until) {
           changes.push({ messageId: m.id, status: 'UNDELIVERED', detail: 'EXPIRED', at: now, refund: true });
           done.add(m.id);
         } else {
-          retries.push({ id: m.id, dueAt, attempts: n });
+          retries.push({ id: m.id, dueAt, attempts: n, waitingOn: o.connector });
         }
       } else {
         changes.push({ messageId: m.id, status: 'UNDELIVERABLE', detail: o.result.code === 'NOT_ROUTABLE' ? 'NOT_ROUTABLE' : 'REJECTED', at: now, refund: true });
@@ -114,9 +134,9 @@ export class Dispatch {
    * next one, until one takes it or none is left. A message with no route at all is refused (NOT_ROUTABLE); one whose
    * route has no connector up waits.
    */
-  private async submitAll(due: MessageRow[]): Promise<Map<string, { connector: string | null; result: SubmitResult }>> {
-    const outcomes = new Map<string, { connector: string | null; result: SubmitResult }>();
-    const plans = new Map<string, Connector[]>();
+  private async submitAll(due: MessageRow[]): Promise<Map<string, Outcome>> {
+    const outcomes = new Map<string, Outcome>();
+    const plans = new Map<string, { choice: RouteChoice }>();
     for (const m of due) {
       const channel = await this.messaging.channel(m.channel_id);
       const choice = this.router.route({
@@ -129,18 +149,23 @@ export class Dispatch {
         mccMnc: m.mcc_mnc,
       });
       if (choice.route === null) {
-        outcomes.set(m.id, { connector: null, result: { ok: false, temporary: false, code: 'NOT_ROUTABLE', reason: 'no route to this destination' } });
+        outcomes.set(m.id, { route: null, costPerPart: null, connector: null, result: { ok: false, temporary: false, code: 'NOT_ROUTABLE', reason: 'no route to this destination' } });
       } else if (choice.candidates.length === 0) {
-        outcomes.set(m.id, { connector: null, result: { ok: false, temporary: true, code: 'NO_CONNECTOR_UP', reason: `no connector of route ${choice.route} is up` } });
+        outcomes.set(m.id, {
+          route: choice.route,
+          costPerPart: choice.costPerPart,
+          connector: choice.names[0] ?? null,
+          result: { ok: false, temporary: true, code: 'NO_CONNECTOR_UP', reason: `no connector of route ${choice.route} is up` },
+        });
       } else {
-        plans.set(m.id, choice.candidates);
+        plans.set(m.id, { choice });
       }
     }
     let pending = due.filter((m) => plans.has(m.id));
     for (let step = 0; pending.length > 0; step++) {
       const groups = new Map<Connector, MessageRow[]>();
       for (const m of pending) {
-        const c = plans.get(m.id)![step]!;
+        const c = plans.get(m.id)!.choice.candidates[step]!;
         groups.set(c, [...(groups.get(c) ?? []), m]);
       }
       await Promise.all(
@@ -152,12 +177,15 @@ export class Dispatch {
             this.logger.warn({ err, connector: connector.name }, 'connector submit failed');
             out = list.map(() => ({ ok: false as const, temporary: true, code: 'CONNECTOR_ERROR', reason: (err as Error).message }));
           }
-          list.forEach((m, i) => outcomes.set(m.id, { connector: connector.name, result: out[i]! }));
+          list.forEach((m, i) => {
+            const { choice } = plans.get(m.id)!;
+            outcomes.set(m.id, { route: choice.route, costPerPart: choice.costPerPart, connector: connector.name, result: out[i]! });
+          });
         }),
       );
       pending = pending.filter((m) => {
         const r = outcomes.get(m.id)!.result;
-        return !r.ok && r.temporary && plans.get(m.id)!.length > step + 1;
+        return !r.ok && r.temporary && plans.get(m.id)!.choice.candidates.length > step + 1;
       });
     }
     return outcomes;

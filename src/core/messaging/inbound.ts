@@ -141,6 +141,7 @@ export class InboundService {
         day: utcDay(e.at),
         extra: null,
         attempts: 0,
+        route: null,
       });
       stored.push({
         id: uuidv7(e.at),

@@ -72,5 +72,6 @@ export function outboundMessageRow(i: OutboundRowInput): MessageRow {
     day: utcDay(i.now),
     extra: i.extra ? JSON.stringify(i.extra) : null,
     attempts: 0,
+    route: null,
   };
 }

@@ -17,6 +17,9 @@ import {
   upsertRecords,
 } from '../../store/connectors.ts';
 import { CONNECTOR_RECORD_QUEUE, LeasedQueue } from '../../store/queue.ts';
+import type { Cluster } from '../cluster.ts';
+import type { ClusterRateLimiter } from '../rate-limit.ts';
+import type { SecretBox } from '../secrets.ts';
 
 /** The embedded simulated network's connector, which the simulator's operator tools speak for. */
 export const DEFAULT_SIMULATOR = 'simulator';
@@ -30,11 +33,15 @@ export interface ConnectorDefinition {
   name: string;
   kind: string;
   settings: Record<string, unknown>;
+  /** Opened for the connector; never shown by the API. */
+  secrets: Record<string, string>;
   source: DefinitionSource;
   enabled: boolean;
 }
 
 export interface RouteDefinition extends RouteRule {
+  /** Micro-euros per part, or null. */
+  costPerPart: number | null;
   source: DefinitionSource;
   enabled: boolean;
 }
@@ -53,12 +60,21 @@ function toRecord(r: ConnectorRecordRow): ConnectorRecord {
  * Operator connections and routes as data, and what the core gives a running connector: where its receipts and
  * inbound messages go (applied durably before `emit` resolves), its durable records, and its health for the router.
  */
+export interface ConnectorServiceOptions {
+  box: SecretBox;
+  limiter: ClusterRateLimiter;
+  cluster: Cluster;
+  /** Base URL Tern answers on (for operators' callbacks to connector routes). */
+  publicBase: () => string;
+}
+
 export class ConnectorService {
   readonly records: LeasedQueue<ConnectorRecordRow>;
 
   constructor(
     private readonly store: Store,
     private readonly sink: CarrierEventSink,
+    private readonly opts: ConnectorServiceOptions,
   ) {
     this.records = new LeasedQueue(store, CONNECTOR_RECORD_QUEUE);
   }
@@ -71,6 +87,9 @@ export class ConnectorService {
         name: c.name,
         kind: c.kind,
         settings: JSON.parse(c.settings) as Record<string, unknown>,
+        secrets: Object.fromEntries(
+          Object.entries(c.secrets ? (JSON.parse(c.secrets) as Record<string, string>) : {}).map(([k, v]) => [k, this.opts.box.open(v)]),
+        ),
         source: c.source as DefinitionSource,
         enabled: c.enabled === 1,
       })),
@@ -81,6 +100,7 @@ export class ConnectorService {
         match: JSON.parse(r.match) as RouteMatch,
         connectors: JSON.parse(r.connectors) as WeightedConnector[],
         failover: JSON.parse(r.failover) as string[],
+        costPerPart: r.cost_per_part === null ? null : Number(r.cost_per_part),
         source: r.source as DefinitionSource,
         enabled: r.enabled === 1,
       })),
@@ -100,6 +120,13 @@ export class ConnectorService {
       logger,
       emit: (events) => this.sink(events),
       health: (state, lastError = null) => health(state, lastError),
+      throttle: async (units, perSecond) => {
+        if (perSecond <= 0) return { ok: true };
+        const r = await this.opts.limiter.take(`connector:${name}`, units, { limit: perSecond, windowMs: 1_000 });
+        return r.ok ? { ok: true } : { ok: false, retryAt: r.retryAt };
+      },
+      slots: (total) => this.opts.cluster.slots(name, total),
+      publicUrl: () => `${this.opts.publicBase().replace(/\/$/, '')}/connectors/${encodeURIComponent(name)}`,
       records: {
         async get(keys) {
           if (keys.length === 0) return new Map();

@@ -8,6 +8,7 @@ import * as voice from './006-voice.ts';
 import * as smpp from './007-smpp.ts';
 import * as connectors from './008-connectors.ts';
 import * as rateWindows from './009-rate-windows.ts';
+import * as operators from './012-operators.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '007-smpp': smpp,
   '008-connectors': connectors,
   '009-rate-windows': rateWindows,
+  '012-operators': operators,
 };
