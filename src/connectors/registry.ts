@@ -12,10 +12,12 @@ import type {
 } from '../core/ports.ts';
 import type { ConnectorFactory, FactoryEnvironment } from './kind.ts';
 import { SIMULATOR_KIND } from './simulator/kind.ts';
+import { SMSMODE_HTTP_KIND } from './smsmode-http/kind.ts';
 
 /** One factory per kind of connector: adding an operator connection is a folder and a line here. */
 export const KINDS: Readonly<Record<string, ConnectorFactory>> = {
   SIMULATOR: SIMULATOR_KIND,
+  SMSMODE_HTTP: SMSMODE_HTTP_KIND,
 };
 
 interface Live {

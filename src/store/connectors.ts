@@ -104,3 +104,35 @@ export async function deleteRouteRow(db: Db, id: string): Promise<void> {
 export async function listRowsOfSource(db: Db, table: 'connectors' | 'routes', source: string): Promise<Array<{ id: string; name: string }>> {
   return db.selectFrom(table).select(['id', 'name']).where('source', '=', source).execute();
 }
+
+/** What was placed per route and connector from `fromDay` to `toDay` (inclusive), with cost and charges. */
+export async function routeTotals(
+  db: Db,
+  fromDay: string,
+  toDay: string,
+  filter: { route?: string; connector?: string },
+): Promise<Array<{ route: string; connector: string; messages: number; parts: number; cost: number; charged: number }>> {
+  let q = db
+    .selectFrom('route_rollups')
+    .select((eb) => [
+      'route',
+      'connector',
+      eb.fn.sum<number>('messages').as('messages'),
+      eb.fn.sum<number>('parts').as('parts'),
+      eb.fn.sum<number>('cost').as('cost'),
+      eb.fn.sum<number>('charged').as('charged'),
+    ])
+    .where('day', '>=', fromDay)
+    .where('day', '<=', toDay);
+  if (filter.route) q = q.where('route', '=', filter.route);
+  if (filter.connector) q = q.where('connector', '=', filter.connector);
+  const rows = await q.groupBy(['route', 'connector']).orderBy('route').orderBy('connector').execute();
+  return rows.map((r) => ({
+    route: r.route,
+    connector: r.connector,
+    messages: Number(r.messages),
+    parts: Number(r.parts),
+    cost: Number(r.cost),
+    charged: Number(r.charged),
+  }));
+}

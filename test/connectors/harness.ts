@@ -89,7 +89,7 @@ export interface OperatorSide {
 
 export interface HarnessSubject {
   /** Builds the connector and its operator (a test SMSC, an HTTP server, a simulated network). */
-  create(name: string): Promise<{ connector: Connector; operator: OperatorSide }>;
+  create(name: string): Promise<{ connector: Connector; operator: OperatorSide; publicUrl?: string }>;
   /** Whether submitting the same message and attempt again is recognised (no second delivery). */
   idempotentSubmit: boolean;
 }
@@ -126,8 +126,9 @@ export function connectorHarness(kind: string, subject: HarnessSubject): void {
     const name = `harness-${kind.toLowerCase()}`;
 
     before(async () => {
-      ({ connector, operator } = await subject.create(name));
-      ctx = new HarnessContext(name);
+      const made = await subject.create(name);
+      ({ connector, operator } = made);
+      ctx = new HarnessContext(name, made.publicUrl);
       await connector.start(ctx);
     });
     after(async () => {
@@ -175,7 +176,9 @@ export function connectorHarness(kind: string, subject: HarnessSubject): void {
       assert.ok(first?.ok && again?.ok);
       assert.equal(again.upstreamId, first.upstreamId);
       await operator.settle(ctx, connector);
-      const receipts = ctx.events.filter((e) => e.kind === 'receipt' && e.messageId === m.id && e.status === 'DELIVERED');
+      const receipts = ctx.events.filter(
+        (e) => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === first.upstreamId) && e.status === 'DELIVERED',
+      );
       assert.equal(receipts.length, 1);
     });
 

@@ -2,7 +2,7 @@ import { fail } from '../../core/errors.ts';
 import { type ConnectorFactory, wholeNumber } from '../kind.ts';
 import { Simulator, simulatorSettings } from './connector.ts';
 
-const invalid = (field: string, reason: string): never => fail('INVALID_REQUEST', reason, field);
+const invalid: (field: string, reason: string) => never = (field, reason) => fail('INVALID_REQUEST', reason, field);
 
 /** `type: "SIMULATOR"`: the embedded simulated network. Settings: submitLatencyMs, receiptLatencyMs, readDelayMs. */
 export const SIMULATOR_KIND: ConnectorFactory = {

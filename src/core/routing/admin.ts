@@ -16,6 +16,7 @@ import {
   listConnectorRows,
   listRouteRows,
   listRowsOfSource,
+  routeTotals,
   type RouteRow,
   updateConnectorRow,
   updateRouteRow,
@@ -348,5 +349,10 @@ export class ConnectorAdmin {
       const names = new Set(connectors.map((c) => c.name));
       for (const c of await listRowsOfSource(this.store.db, 'connectors', 'CONFIG')) if (!names.has(c.name)) await this.deleteConnector(c.id);
     }
+  }
+
+  /** Placements per route and connector over days (YYYY-MM-DD, inclusive): parts, cost, charged, margin (micro-euros). */
+  async consumption(fromDay: string, toDay: string, filter: { route?: string; connector?: string } = {}) {
+    return (await routeTotals(this.store.db, fromDay, toDay, filter)).map((t) => ({ ...t, margin: t.charged - t.cost }));
   }
 }

@@ -17,6 +17,7 @@ import {
   upsertRecords,
 } from '../../store/connectors.ts';
 import { CONNECTOR_RECORD_QUEUE, LeasedQueue } from '../../store/queue.ts';
+import { oldestWaiting } from '../../store/dispatch.ts';
 import type { Cluster } from '../cluster.ts';
 import type { ClusterRateLimiter } from '../rate-limit.ts';
 import type { SecretBox } from '../secrets.ts';
@@ -160,6 +161,11 @@ export class ConnectorService {
 
   nextDue(now: number): Promise<number | null> {
     return this.records.nextDue(now);
+  }
+
+  /** For each connector messages wait for, since when the oldest of them was due to go. */
+  oldestWaiting(): Promise<Map<string, number>> {
+    return oldestWaiting(this.store.db);
   }
 
   /** Events on behalf of a connector (the simulator's operator tools): applied like the connector's own. */

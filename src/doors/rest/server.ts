@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Services } from '../../core/services.ts';
 import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { adminConnectorRoutes } from './routes/admin-connectors.ts';
 import { blacklistRoutes } from './routes/blacklist.ts';
 import { commonsRoutes } from './routes/commons.ts';
 import { connectorRoutes } from './routes/connectors.ts';
@@ -71,6 +72,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
 
   opsRoutes(app, services);
   adminRoutes(app, services);
+  adminConnectorRoutes(app, services);
   commonsRoutes(app, services);
   organisationRoutes(app, services);
   consumptionRoutes(app, services);
