@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import type { TernConfig } from './config.ts';
+import { ConfigError, type TernConfig } from './config.ts';
+import { CoreError } from './core/errors.ts';
 import { ConnectorRegistry, KINDS } from './connectors/registry.ts';
 import { ConnectorRouter } from './connectors/router.ts';
 import { ConsumptionService } from './core/billing/consumption.ts';
@@ -132,9 +133,20 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
 
   const idempotency = new IdempotencyService(store);
   const funds = new FundsService(store, idempotency);
+  const metrics = new Metrics();
+  metrics.watchConnectors(async () => {
+    const waiting = await connectors.oldestWaiting();
+    const now = Date.now();
+    return registry.names().flatMap((name) => {
+      const s = router.state(name);
+      if (!s) return [];
+      const since = waiting.get(name);
+      return [{ name, state: s.state, binds: s.binds, inFlight: s.inFlight, unknownOutcomes: s.unknownOutcomes, counters: s.counters, oldestQueuedSeconds: since === undefined ? null : Math.max(0, (now - since) / 1000) }];
+    });
+  });
   const services: Services = {
     config,
-    metrics: new Metrics(),
+    metrics,
     publicBase,
     database: { dialect: store.dialect, ping: () => store.ping() },
     tenancy,
@@ -156,6 +168,15 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     router,
     rateLimiter,
   };
+  if (config.connectors || config.routes) {
+    try {
+      await connectorAdmin.applyConfiguration(config.connectors, config.routes);
+    } catch (err) {
+      await store.close();
+      if (err instanceof CoreError) throw new ConfigError('TERN_CONFIG', err.detail);
+      throw err;
+    }
+  }
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
   legacyRoutes(http, services);
@@ -164,6 +185,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const dispatch = new Dispatch(store, messaging, router, logger.child({ component: 'dispatcher' }), {
     nodeId: config.nodeId,
     leaseMs: config.dispatchLeaseMs,
+    onTakenOver: (n) => services.metrics.dispatchTakenOver.inc(n),
     onExpired: (rows, now) => expiry.handleByType(rows, now),
   });
   const dispatcher = dispatcherLoop(dispatch, logger.child({ component: 'dispatcher' }));
@@ -220,7 +242,6 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     store,
     async start() {
       await voice.checkAvailability();
-      if (config.connectors || config.routes) await connectorAdmin.applyConfiguration(config.connectors, config.routes);
       await cluster.beat();
       heartbeat.start(Date.now() + HEARTBEAT_MS);
       await registry.start();

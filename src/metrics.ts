@@ -1,5 +1,16 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** One connector as the metrics see it. */
+export interface ConnectorSample {
+  name: string;
+  state: string;
+  binds: number | null;
+  inFlight: number | null;
+  unknownOutcomes: number;
+  oldestQueuedSeconds: number | null;
+  counters: { accepted: number; temporaryErrors: number; permanentErrors: number; errorsByCode: Record<string, number>; receipts: number; inbound: number };
+}
+
 /** One registry per server instance, so several instances can live in one process (tests). */
 export class Metrics {
   readonly registry = new Registry();
@@ -71,7 +82,57 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly dispatchTakenOver = new Counter({
+    name: 'tern_dispatch_taken_over_total',
+    help: 'Messages claimed again after another claim ran out (a node died or stalled): each may have reached the operator twice',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
+  }
+
+  /**
+   * Connector metrics, read from `source` at each scrape: state, binds, window, what went through, errors by code,
+   * submits whose outcome was lost, and the age of the oldest message waiting for each connector.
+   */
+  watchConnectors(source: () => Promise<ConnectorSample[]>): void {
+    const samples = { at: 0, value: Promise.resolve([] as ConnectorSample[]) };
+    // One read of the source per scrape, shared by every metric.
+    const read = () => {
+      const now = Date.now();
+      if (now - samples.at > 500) samples.value = source().catch(() => []);
+      samples.at = now;
+      return samples.value;
+    };
+    const registers = [this.registry];
+    const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge<string>, s: ConnectorSample) => void) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          this.reset();
+          for (const s of await read()) fill(this, s);
+        },
+      });
+    gauge('tern_connector_up', 'Connector state on this node (1 for the current state)', ['connector', 'state'], (g, s) => g.set({ connector: s.name, state: s.state }, 1));
+    gauge('tern_connector_binds', 'Connections bound on this node', ['connector'], (g, s) => s.binds !== null && g.set({ connector: s.name }, s.binds));
+    gauge('tern_connector_in_flight', 'Submits sent and not answered yet', ['connector'], (g, s) => s.inFlight !== null && g.set({ connector: s.name }, s.inFlight));
+    gauge('tern_connector_submits_total', 'Messages submitted since start, by outcome', ['connector', 'outcome'], (g, s) => {
+      g.set({ connector: s.name, outcome: 'accepted' }, s.counters.accepted);
+      g.set({ connector: s.name, outcome: 'temporary_error' }, s.counters.temporaryErrors);
+      g.set({ connector: s.name, outcome: 'permanent_error' }, s.counters.permanentErrors);
+    });
+    gauge('tern_connector_errors_total', 'Refusals since start, by code', ['connector', 'code'], (g, s) => {
+      for (const [code, n] of Object.entries(s.counters.errorsByCode)) g.set({ connector: s.name, code }, n);
+    });
+    gauge('tern_connector_receipts_total', 'Receipts received since start', ['connector'], (g, s) => g.set({ connector: s.name }, s.counters.receipts));
+    gauge('tern_connector_inbound_total', 'Inbound messages received since start', ['connector'], (g, s) => g.set({ connector: s.name }, s.counters.inbound));
+    gauge('tern_connector_unknown_outcomes_total', 'Submits whose outcome was lost with a connection (they may arrive twice)', ['connector'], (g, s) =>
+      g.set({ connector: s.name }, s.unknownOutcomes),
+    );
+    gauge('tern_connector_oldest_queued_seconds', 'Age of the oldest message waiting for the connector', ['connector'], (g, s) => s.oldestQueuedSeconds !== null && g.set({ connector: s.name }, s.oldestQueuedSeconds));
   }
 }

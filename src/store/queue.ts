@@ -15,6 +15,8 @@ export interface QueueDefinition {
   lease: string;
   /** A column recording which node claimed the row, if the table has one. */
   claimedBy?: string;
+  /** A column that keeps the claimant a claim found still recorded (its lease ran out unreleased: a takeover). */
+  previousClaimant?: string;
   /** What else makes a row claimable, beyond being due and free (e.g. `state = 'PENDING'`). */
   ready?: string;
 }
@@ -51,7 +53,9 @@ export class LeasedQueue<Row> {
     const d = this.definition;
     const lease = opts.now + opts.leaseMs;
     const lock = this.store.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    const claimedBy = d.claimedBy ? sql`, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
+    // Assignments read the row as it was, so the previous claimant is kept before it is replaced.
+    const previous = d.previousClaimant && d.claimedBy ? sql`, ${sql.ref(d.previousClaimant)} = ${sql.ref(d.claimedBy)}` : sql``;
+    const claimedBy = d.claimedBy ? sql`${previous}, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
     const where = opts.where ? sql` and ${opts.where}` : sql``;
     const table = sql.table(d.table);
     const due = sql.ref(d.due);
@@ -93,6 +97,7 @@ export const DISPATCH_QUEUE: QueueDefinition = {
   due: 'due_at',
   lease: 'lease_until',
   claimedBy: 'claimed_by',
+  previousClaimant: 'previous_claimant',
 };
 
 export const WEBHOOK_QUEUE: QueueDefinition = {

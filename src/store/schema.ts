@@ -136,6 +136,8 @@ export interface DispatchQueueTable {
   lease_until: number | null;
   /** The connector the message waits for (its last temporary error came from it, or none was up). */
   waiting_on: string | null;
+  /** Who held the row before the current claim, when a claim ran out without being released (a takeover). */
+  previous_claimant: string | null;
 }
 
 export interface MessageEventTable {

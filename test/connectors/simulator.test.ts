@@ -4,7 +4,7 @@ import { Simulator } from '../../src/connectors/simulator/connector.ts';
 import type { Connector } from '../../src/core/ports.ts';
 import { connectorHarness, HarnessContext, outbound } from './harness.ts';
 
-const settings = { submitLatencyMs: 0, receiptLatencyMs: 0, readDelayMs: 0 };
+const settings = { submitLatencyMs: 0, receiptLatencyMs: 0, readDelayMs: 0, tps: 0 };
 
 async function settle(ctx: HarnessContext, connector: Connector): Promise<void> {
   // Receipts, then read reports, fall due at once with zero latencies.

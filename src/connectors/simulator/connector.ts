@@ -32,6 +32,8 @@ export interface SimulatorSettings {
   receiptLatencyMs: number;
   /** Delay between an RCS message's delivery and its READ report, in ms. */
   readDelayMs: number;
+  /** Submits a second the network takes, across the cluster; 0: no limit. */
+  tps: number;
 }
 
 /** What the simulated network remembers of one placement of a message. */
@@ -95,7 +97,16 @@ export class Simulator implements Connector {
     const seen = await ctx.records.get(batch.map(keyOf));
     const puts: ConnectorRecord[] = [];
     const results: SubmitResult[] = [];
+    let throttledUntil: number | null = null;
     for (const m of batch) {
+      if (this.settings.tps > 0 && throttledUntil === null) {
+        const slot = await ctx.throttle(1, this.settings.tps);
+        if (!slot.ok) throttledUntil = slot.retryAt;
+      }
+      if (throttledUntil !== null) {
+        results.push({ ok: false, temporary: true, code: 'TPS', reason: 'the connector’s rate is spent for this second', retryAt: throttledUntil });
+        continue;
+      }
       const key = keyOf(m);
       const before = seen.get(key);
       const prior = before?.data as Submission | undefined;
@@ -217,7 +228,7 @@ export class Simulator implements Connector {
 }
 
 /** The simulator's settings from its definition, over the server's defaults (the TERN_SIMULATOR_* settings). */
-export function simulatorSettings(settings: Record<string, unknown>, defaults: Omit<SimulatorSettings, 'readDelayMs'>): SimulatorSettings {
+export function simulatorSettings(settings: Record<string, unknown>, defaults: Pick<SimulatorSettings, 'submitLatencyMs' | 'receiptLatencyMs'>): SimulatorSettings {
   const ms = (key: string, fallback: number) => {
     const v = settings[key];
     return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
@@ -226,5 +237,6 @@ export function simulatorSettings(settings: Record<string, unknown>, defaults: O
     submitLatencyMs: ms('submitLatencyMs', defaults.submitLatencyMs),
     receiptLatencyMs: ms('receiptLatencyMs', defaults.receiptLatencyMs),
     readDelayMs: ms('readDelayMs', DEFAULT_READ_DELAY_MS),
+    tps: ms('tps', 0),
   };
 }

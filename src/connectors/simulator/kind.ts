@@ -4,14 +4,14 @@ import { Simulator, simulatorSettings } from './connector.ts';
 
 const invalid: (field: string, reason: string) => never = (field, reason) => fail('INVALID_REQUEST', reason, field);
 
-/** `type: "SIMULATOR"`: the embedded simulated network. Settings: submitLatencyMs, receiptLatencyMs, readDelayMs. */
+/** `type: "SIMULATOR"`: the embedded simulated network. Settings: submitLatencyMs, receiptLatencyMs, readDelayMs, tps. */
 export const SIMULATOR_KIND: ConnectorFactory = {
   secretFields: [],
   validate(settings) {
     const out: Record<string, unknown> = {};
     for (const field of Object.keys(settings)) {
-      if (!['submitLatencyMs', 'receiptLatencyMs', 'readDelayMs'].includes(field)) invalid(field, 'is not a setting of the simulator');
-      out[field] = wholeNumber(settings, field, 0, 0, 3_600_000, invalid);
+      if (!['submitLatencyMs', 'receiptLatencyMs', 'readDelayMs', 'tps'].includes(field)) invalid(field, 'is not a setting of the simulator');
+      out[field] = wholeNumber(settings, field, 0, 0, field === 'tps' ? 100_000 : 3_600_000, invalid);
     }
     return { settings: out, secrets: {} };
   },

@@ -14,6 +14,8 @@ export interface DispatchOptions {
   leaseMs?: number;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Told how many messages a pass took over from a claim that ran out (each may have reached an operator twice). */
+  onTakenOver?: (count: number) => void;
   /** Per-type handling of messages whose validity ended in the queue (RCS falls back to SMS); returns handled ids. */
   onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
 }
@@ -63,6 +65,8 @@ export class Dispatch {
   async pass(now: number): Promise<number> {
     const claimed = await this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId });
     if (claimed.length === 0) return 0;
+    const takenOver = claimed.filter((c) => c.previous_claimant !== null).length;
+    if (takenOver > 0) this.opts.onTakenOver?.(takenOver);
     const claims = new Map(claimed.map((c) => [c.message_id, c]));
     const rows = await this.messaging.getMany([...claims.keys()]);
     const byId = new Map(rows.map((r) => [r.id, r]));

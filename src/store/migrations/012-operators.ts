@@ -9,6 +9,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('connectors').addColumn('secrets', 'text').execute();
   await db.schema.alterTable('routes').addColumn('cost_per_part', 'bigint').execute();
   await db.schema.alterTable('dispatch_queue').addColumn('waiting_on', 'text').execute();
+  await db.schema.alterTable('dispatch_queue').addColumn('previous_claimant', 'text').execute();
   await db.schema.alterTable('messages').addColumn('route', 'text').execute();
 
   await db.schema
