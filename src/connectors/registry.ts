@@ -12,11 +12,13 @@ import type {
 } from '../core/ports.ts';
 import type { ConnectorFactory, FactoryEnvironment } from './kind.ts';
 import { SIMULATOR_KIND } from './simulator/kind.ts';
+import { SMPP_KIND } from './smpp/kind.ts';
 import { SMSMODE_HTTP_KIND } from './smsmode-http/kind.ts';
 
 /** One factory per kind of connector: adding an operator connection is a folder and a line here. */
 export const KINDS: Readonly<Record<string, ConnectorFactory>> = {
   SIMULATOR: SIMULATOR_KIND,
+  SMPP: SMPP_KIND,
   SMSMODE_HTTP: SMSMODE_HTTP_KIND,
 };
 
@@ -163,8 +165,13 @@ export class ConnectorRegistry {
 
   private report(entry: Live, state: ConnectorState, lastError: string | null): void {
     if (entry.health.state === state && entry.health.lastError === lastError) return;
+    const wasUp = entry.health.state === 'UP';
     entry.health = { state, since: Date.now(), lastError: lastError ?? (state === 'UP' ? null : entry.health.lastError) };
     this.logger.info({ connector: entry.definition.name, state, lastError }, 'connector state');
+    if (state === 'UP' && !wasUp && this.live.get(entry.definition.id) === entry) {
+      const name = entry.definition.name;
+      void this.service.releaseWaiting(name).catch((err) => this.logger.warn({ err, connector: name }, 'could not release the messages waiting for it'));
+    }
   }
 
   /** Called after each load (the router recomputes its order). */
@@ -209,6 +216,7 @@ export class ConnectorRegistry {
       binds: stats.binds ?? null,
       inFlight: stats.inFlight ?? null,
       unknownOutcomes: stats.unknownOutcomes ?? 0,
+      repeatsRecognised: stats.repeatsRecognised ?? 0,
       counters: { ...l.counters, errorsByCode: { ...l.counters.errorsByCode } },
       submitsPerSecond: now === t0 ? 0 : Math.round(((l.counters.accepted - s0) / seconds) * 10) / 10,
       receiptsPerSecond: now === t0 ? 0 : Math.round(((l.counters.receipts - r0) / seconds) * 10) / 10,

@@ -9,6 +9,7 @@ import type { ConnectorRegistry } from './registry.ts';
  * Picks connectors for messages from the routes in the database: the first route that takes the message (by
  * priority, then the longest prefix), one of its connectors drawn by weight among those UP, then its other
  * connectors, then its failover list. A route whose connectors are all down gives no candidate: the message waits.
+ * A connector drawn that runs on other nodes only (STANDBY here) leaves the message to them.
  */
 export class ConnectorRouter implements Router {
   private ordered: RouteDefinition[] = [];
@@ -24,15 +25,20 @@ export class ConnectorRouter implements Router {
 
   route(m: RoutableMessage): RouteChoice {
     const route = findRoute(this.ordered, m);
-    if (!route) return { route: null, costPerPart: null, names: [], candidates: [] };
-    const up = (id: string) => this.registry.health(id)?.state === 'UP';
-    const candidates = candidateOrder(route, up, this.random())
-      .map((id) => this.registry.byId(id))
-      .filter((c): c is Connector => c !== undefined);
+    if (!route) return { route: null, costPerPart: null, names: [], candidates: [], elsewhere: null };
+    const state = (id: string) => this.registry.health(id)?.state;
+    // A connector running on other nodes takes its share of the draw, so weights hold across the cluster.
+    const order = candidateOrder(route, (id) => state(id) === 'UP' || state(id) === 'STANDBY', this.random());
     const names = [...route.connectors.map((c) => c.connectorId), ...route.failover]
       .map((id) => this.registry.nameOf(id))
       .filter((n): n is string => n !== undefined);
-    return { route: route.name, costPerPart: route.costPerPart, names, candidates };
+    const base = { route: route.name, costPerPart: route.costPerPart, names };
+    if (order[0] !== undefined && state(order[0]) === 'STANDBY') return { ...base, candidates: [], elsewhere: this.registry.nameOf(order[0]) ?? null };
+    const candidates = order
+      .filter((id) => state(id) === 'UP')
+      .map((id) => this.registry.byId(id))
+      .filter((c): c is Connector => c !== undefined);
+    return { ...base, candidates, elsewhere: null };
   }
 
   connector(name: string): Connector | undefined {

@@ -28,8 +28,11 @@ export interface OutboundMessage {
 
 export type SubmitResult =
   | { ok: true; upstreamId: string }
-  /** `retryAt`: when to try again (a temporary refusal that knows, e.g. the TPS window ends), instead of backoff. */
-  | { ok: false; temporary: boolean; code: string; reason: string; retryAt?: number };
+  /**
+   * `retryAt`: when to try again (a temporary refusal that knows, e.g. the TPS window ends), instead of backoff.
+   * `detail`: for a permanent refusal, the message's status detail when the operator said why (INVALID_PHONE_NUMBER).
+   */
+  | { ok: false; temporary: boolean; code: string; reason: string; retryAt?: number; detail?: string };
 
 export type ReceiptStatus = 'DELIVERED' | 'UNDELIVERED' | 'UNDELIVERABLE' | 'READ';
 
@@ -56,6 +59,8 @@ export interface InboundEvent {
   body: Record<string, unknown>;
   type: 'SMS' | 'RCS';
   at: number;
+  /** The operator's id for it (or one the connector made): a message handed over twice with it is stored once. */
+  upstreamId?: string;
 }
 
 export type CarrierEvent = ReceiptEvent | InboundEvent;
@@ -63,8 +68,11 @@ export type CarrierEvent = ReceiptEvent | InboundEvent;
 /** Receives receipts and inbound messages; resolves once they are durably applied. */
 export type CarrierEventSink = (events: CarrierEvent[]) => Promise<void>;
 
-/** A connector's state as the router sees it: messages go only to connectors that are UP. */
-export type ConnectorState = 'CONNECTING' | 'UP' | 'THROTTLED' | 'DOWN';
+/**
+ * A connector's state as the router sees it: messages go only to connectors that are UP. STANDBY: it runs on other
+ * nodes, not this one (its binds are all held elsewhere): its messages are left to those nodes, not failed over.
+ */
+export type ConnectorState = 'CONNECTING' | 'UP' | 'THROTTLED' | 'DOWN' | 'STANDBY';
 
 export interface ConnectorHealth {
   state: ConnectorState;
@@ -128,6 +136,8 @@ export interface ConnectorStats {
    * submitted again, so they may arrive twice.
    */
   unknownOutcomes?: number;
+  /** Submits the upstream recognised as repeats of one it already took (its Idempotent-Replayed answer): not sent twice. */
+  repeatsRecognised?: number;
 }
 
 /** An HTTP request to a route a connector mounts (an operator's delivery-report callback, a simulator's injection). */
@@ -198,6 +208,11 @@ export interface RouteChoice {
   names: string[];
   /** Connectors able to take the message now, in the order to try them (weighted pick first, then failover). */
   candidates: Connector[];
+  /**
+   * The connector drawn for the message runs on other nodes only (STANDBY here): the message is left to them rather
+   * than failed over. Null otherwise.
+   */
+  elsewhere: string | null;
 }
 
 export type { RoutableMessage };
@@ -221,6 +236,7 @@ export interface ConnectorLiveState {
   binds: number | null;
   inFlight: number | null;
   unknownOutcomes: number;
+  repeatsRecognised: number;
   counters: ConnectorCounters;
   /** Per second over the last minute. */
   submitsPerSecond: number;

@@ -15,6 +15,10 @@ interface Local {
   held: number;
   /** Units this node was granted in the window (what it holds, plus what it used). */
   granted: number;
+  /** The one request for more units of this window in flight; concurrent takes wait for it instead of each asking. */
+  fetching: Promise<void> | null;
+  /** The cluster had no more units of this window to give. */
+  spent: boolean;
 }
 
 /**
@@ -36,29 +40,51 @@ export class ClusterRateLimiter {
     return this.store.dialect === 'postgres';
   }
 
-  /** Takes `n` units of `key`'s current window, or says when to try again. */
+  /**
+   * Takes `n` units of `key`'s current window, or says when to try again. The units are granted for the window that
+   * holds the moment this resolves: a grant that arrives after its window ended (a slow database, a busy event loop)
+   * is dropped and the units are taken from the new window instead, so what is spent in a window never exceeds it.
+   */
   async take(key: string, n: number, rate: RateLimit, chunk = Math.max(1, Math.ceil(rate.limit / 10))): Promise<TakeResult> {
+    for (;;) {
+      const r = await this.takeOnce(key, n, rate, chunk);
+      if (!r.ok || this.now() < r.resetAt) return r;
+    }
+  }
+
+  private async takeOnce(key: string, n: number, rate: RateLimit, chunk: number): Promise<TakeResult> {
     const now = this.now();
     const windowStart = now - (now % rate.windowMs);
     const resetAt = windowStart + rate.windowMs;
     let l = this.local.get(key);
     if (!l || l.windowStart !== windowStart) {
-      l = { windowStart, held: 0, granted: 0 };
+      l = { windowStart, held: 0, granted: 0, fetching: null, spent: false };
       this.local.set(key, l);
       if (this.local.size > 10_000) this.forgetOld(windowStart);
     }
-    if (l.held < n) {
-      const want = Math.max(n - l.held, Math.min(chunk, rate.limit));
-      const got = this.shared ? await takeFromWindow(this.store, key, windowStart, want, rate.limit) : Math.min(want, rate.limit - l.granted);
-      // Another take of this key may have run while this one waited for the database.
-      const current = this.local.get(key);
-      if (current && current.windowStart === windowStart) l = current;
-      l.held += got;
-      l.granted += got;
+    // One request for more at a time per window: a burst of concurrent takes on one node must not ask for a chunk
+    // each, or the first node to see the burst holds the whole cluster's limit and the others get nothing.
+    while (l.held < n && !l.spent) {
+      if (l.fetching === null) {
+        const fetching = this.fetch(key, l, Math.max(n - l.held, Math.min(chunk, rate.limit)), rate.limit);
+        const done = () => {
+          if (l.fetching === fetching) l.fetching = null;
+        };
+        l.fetching = fetching;
+        fetching.then(done, done);
+      }
+      await l.fetching;
     }
     if (l.held < n) return { ok: false, retryAt: resetAt, resetAt };
     l.held -= n;
     return { ok: true, remaining: Math.max(0, rate.limit - l.granted) + l.held, resetAt };
+  }
+
+  private async fetch(key: string, l: Local, want: number, limit: number): Promise<void> {
+    const got = this.shared ? await takeFromWindow(this.store, key, l.windowStart, want, limit) : Math.min(want, limit - l.granted);
+    l.held += got;
+    l.granted += got;
+    if (got < want) l.spent = true;
   }
 
   private forgetOld(current: number): void {

@@ -62,6 +62,12 @@ export async function settleRecords(db: Db, connector: string, keys: string[]): 
   }
 }
 
+/** Deletes records with nothing due that were created before `before`; answers how many. */
+export async function pruneSettledRecords(db: Db, before: number): Promise<number> {
+  const r = await db.deleteFrom('connector_records').where('due_at', 'is', null).where('lease_until', 'is', null).where('created_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
 export async function findConnectorRow(db: Db, idOrName: { id?: string; name?: string }): Promise<ConnectorRow | null> {
   let q = db.selectFrom('connectors').selectAll();
   if (idOrName.id !== undefined) q = q.where('id', '=', idOrName.id);

@@ -36,9 +36,10 @@ const CHUNK = 300;
 /**
  * Records a dispatch pass in one transaction. Queue rows are changed only where the pass's claim still holds them:
  * a row claimed again elsewhere after the lease ran out, or placed again on the core's decision meanwhile (a call
- * retried), is left to its new owner.
+ * retried), is left to its new owner. `also` runs in the same transaction with the ids of the `done` rows the claim
+ * still held (their final statuses are written there, so a crash cannot leave a message off the queue and not final).
  */
-export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes): Promise<void> {
+export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes, also?: (trx: Db, held: Set<string>) => Promise<void>): Promise<void> {
   await inTransaction(store, async (trx) => {
     for (let i = 0; i < o.submitted.length; i += CHUNK) {
       const chunk = o.submitted.slice(i, i + CHUNK);
@@ -57,15 +58,43 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
         .execute();
     }
     const done = [...o.done, ...o.submitted.map((s) => s.id)];
+    const held = new Set<string>();
     for (let i = 0; i < done.length; i += CHUNK) {
-      await trx
+      const gone = await trx
         .deleteFrom('dispatch_queue')
         .where('message_id', 'in', done.slice(i, i + CHUNK))
         .where('claimed_by', '=', claim.claimant)
         .where('lease_until', '=', claim.leaseUntil)
+        .returning('message_id')
         .execute();
+      for (const g of gone) held.add(g.message_id);
     }
+    if (also) await also(trx, held);
   });
+}
+
+/**
+ * Puts back on the queue, due now, messages on their way that nothing owns: not final, never placed, no queue row,
+ * accepted before `acceptedBefore` (a crash of an older version could leave such a message behind). Answers how many.
+ */
+export async function requeueOrphans(db: Db, now: number, acceptedBefore: number, limit: number): Promise<number> {
+  const orphans = await db
+    .selectFrom('messages as m')
+    .select('m.id')
+    .where('m.status', 'in', [sql.lit('SCHEDULED'), sql.lit('ENROUTE')])
+    .where('m.direction', '=', 'MT')
+    .where('m.upstream_id', 'is', null)
+    .where('m.accepted_at', '<', acceptedBefore)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('dispatch_queue as q').select('q.message_id').whereRef('q.message_id', '=', 'm.id'))))
+    .limit(limit)
+    .execute();
+  if (orphans.length === 0) return 0;
+  await db
+    .insertInto('dispatch_queue')
+    .values(orphans.map((o) => ({ message_id: o.id, due_at: now, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null })))
+    .onConflict((oc) => oc.column('message_id').doNothing())
+    .execute();
+  return orphans.length;
 }
 /** What was placed through each route and connector per day, with its cost and what was charged for it. */
 async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']): Promise<void> {
@@ -94,6 +123,18 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
       )
       .execute();
   }
+}
+
+/** Messages waiting (backed off) for `connector` fall due now; answers how many. */
+export async function releaseWaiting(db: Db, connector: string, now: number): Promise<number> {
+  const r = await db
+    .updateTable('dispatch_queue')
+    .set({ due_at: now })
+    .where('waiting_on', '=', connector)
+    .where('due_at', '>', now)
+    .where('claimed_by', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
 /** For each connector messages wait for, when the oldest of them was first due to be sent. */

@@ -106,7 +106,9 @@ export const WEBHOOK_QUEUE: QueueDefinition = {
   keys: ['id'],
   due: 'next_attempt_at',
   lease: 'lease_until',
-  ready: "state = 'PENDING'",
+  // In order per message: a delivery waits while an earlier one of the same message is pending (ids are time-ordered).
+  ready: `state = 'PENDING' and not exists (select 1 from webhook_deliveries earlier
+    where earlier.message_id = webhook_deliveries.message_id and earlier.state = 'PENDING' and earlier.id < webhook_deliveries.id)`,
 };
 
 export const SMPP_OUTBOX_QUEUE: QueueDefinition = {

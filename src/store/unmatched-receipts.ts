@@ -16,3 +16,12 @@ export async function dropReceipts(db: Db, ids: string[]): Promise<void> {
 export async function rescheduleReceipt(db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> {
   await db.updateTable('unmatched_receipts').set({ attempts, next_attempt_at: nextAttemptAt, lease_until: null }).where('id', '=', id).execute();
 }
+
+/** Kept receipts of `connector` for these upstream ids. */
+export async function findParked(db: Db, connector: string, upstreamIds: string[]): Promise<UnmatchedReceiptRow[]> {
+  const out: UnmatchedReceiptRow[] = [];
+  for (let i = 0; i < upstreamIds.length; i += 500) {
+    out.push(...(await db.selectFrom('unmatched_receipts').selectAll().where('connector', '=', connector).where('upstream_id', 'in', upstreamIds.slice(i, i + 500)).execute()));
+  }
+  return out;
+}

@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { campaign, connector, route, routedTo } from '../support/connectors.ts';
 import { createTenant, startTestServer, type TestServer } from '../support/server.ts';
-import { eventually, sleep } from '../support/wait.ts';
+import { TestSmsc } from '../support/smsc.ts';
+import { eventually } from '../support/wait.ts';
 
 const SECRET_KEY = 'operators-test-secret-key-0123456789abcdef';
 
-/** Placements per second of one connector, from its records' creation times, over the seconds fully inside the run. */
-async function perSecond(servers: TestServer[], name: string): Promise<number[]> {
-  const rows = await servers[0]!.app.store.db.selectFrom('connector_records').select('created_at').where('connector', '=', name).execute();
+/** Submits per second as the SMSC received them, over the seconds fully inside the run. */
+function perSecond(smsc: TestSmsc): number[] {
   const seconds = new Map<number, number>();
-  for (const r of rows) {
-    const s = Math.floor(Number(r.created_at) / 1000);
+  for (const a of smsc.arrivals) {
+    const s = Math.floor(a.at / 1000);
     seconds.set(s, (seconds.get(s) ?? 0) + 1);
   }
   const keys = [...seconds.keys()].sort((x, y) => x - y);
@@ -22,30 +22,31 @@ async function perSecond(servers: TestServer[], name: string): Promise<number[]>
 describe('cluster-wide TPS', () => {
   for (const dialect of ['sqlite', 'postgres'] as const) {
     const nodes = dialect === 'sqlite' ? 1 : 2;
-    test(`a connector at 50 TPS holds 50 ± 5 over 20 s on ${nodes} node${nodes > 1 ? 's' : ''} [${dialect}]`, { skip: dialect === 'postgres' && !process.env.TERN_TEST_DATABASE_URL ? 'PostgreSQL not available: TERN_TEST_DATABASE_URL is not set' : false }, async () => {
+    test(`an SMPP connector at 50 TPS holds 50 ± 5 at the SMSC over 20 s on ${nodes} node${nodes > 1 ? 's' : ''} [${dialect}]`, { skip: dialect === 'postgres' && !process.env.TERN_TEST_DATABASE_URL ? 'PostgreSQL not available: TERN_TEST_DATABASE_URL is not set' : false }, async () => {
+      const smsc = await TestSmsc.start();
       const first = await startTestServer(dialect, { TERN_SECRET_KEY: SECRET_KEY });
-      const servers = [first];
+      const servers: TestServer[] = [first];
       try {
         if (nodes > 1) servers.push(await startTestServer(dialect, { TERN_SECRET_KEY: SECRET_KEY, TERN_DATABASE_URL: first.app.services.config.databaseUrl }));
         const t = await createTenant(first, { balance: 1_000 });
-        await connector(first, { name: 'paced', type: 'SIMULATOR', tps: 50 });
+        // A bind for each node: both send, and share one rate.
+        await connector(first, { name: 'paced', type: 'SMPP', host: '127.0.0.1', port: smsc.port, systemId: 'tern', password: 'secret', tps: 50, binds: nodes, window: 20 });
         await route(first, { name: 'paced', priority: 1, match: { prefix: '336710' }, connectors: [{ connector: 'paced' }] });
         for (const s of servers) await routedTo(s, '33671000005', 'paced');
+        await eventually(() => smsc.bound.length === nodes, 20_000, 'a bind per node');
         await campaign(first, t, Array.from({ length: 1_100 }, (_, i) => `336710${String(i).padStart(5, '0')}`));
-        await eventually(async () => {
-          const n = await first.app.store.db.selectFrom('connector_records').select((eb) => eb.fn.countAll<number>().as('n')).where('connector', '=', 'paced').executeTakeFirstOrThrow();
-          return Number(n.n) >= 1_100;
-        }, 60_000, 'all placed');
-        const rates = await perSecond(servers, 'paced');
+        await eventually(() => smsc.arrivals.length >= 1_100, 60_000, 'all submitted');
+        const rates = perSecond(smsc);
         assert.ok(rates.length >= 19, `${rates.length} full seconds`);
         const mean = rates.reduce((s, r) => s + r, 0) / rates.length;
         assert.ok(mean >= 45 && mean <= 55, `mean ${mean.toFixed(1)}/s over ${rates.length} s: ${rates.join(' ')}`);
         assert.ok(Math.max(...rates) <= 55, `never above 55 in a second: ${rates.join(' ')}`);
-        await sleep(10);
+        assert.equal(smsc.arrivals.length, 1_100, 'each once');
+        assert.equal(new Set(smsc.submits.map((s) => s.connection)).size, nodes, 'every node sent through its bind');
       } finally {
         for (const s of servers.reverse()) await s.stop();
+        await smsc.close();
       }
     });
   }
 });
-

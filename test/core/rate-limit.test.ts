@@ -40,4 +40,18 @@ forEachDialect('cluster rate limits', (dialect) => {
     assert.ok((await nodes[0]!.take('connector:op2', 1, rate)).ok, 'keys are separate');
     assert.equal((await nodes[0]!.take('connector:op3', 101, rate)).ok, false, 'more than the limit at once is refused');
   });
+
+  test('a burst of concurrent takes on one node asks for one chunk at a time, leaving the rest to the other nodes', async () => {
+    const clock = () => 2_000_000_000;
+    const first = new ClusterRateLimiter(a, clock);
+    const second = new ClusterRateLimiter(dialect === 'postgres' ? b : a, clock);
+    const rate = { limit: 1_000, windowMs: 1_000 };
+    const burst = await Promise.all(Array.from({ length: 50 }, () => first.take('org:burst', 1, rate)));
+    assert.ok(burst.every((r) => r.ok));
+    if (dialect === 'postgres') {
+      const rows = await a.db.selectFrom('rate_windows').select('used').where('key', '=', 'org:burst').execute();
+      assert.equal(Number(rows[0]!.used), 100, 'one chunk (a tenth of the limit) for fifty takes');
+    }
+    assert.ok((await second.take('org:burst', 1, rate)).ok, 'the other node still gets its share');
+  });
 });

@@ -5,8 +5,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { request, type Tenant, type TestServer } from './server.ts';
 import { eventually } from './wait.ts';
 
-/** A TCP-level stand-in for a network between Tern and its upstream: it can be cut and restored on the same port. */
-export async function cuttableProxy(target: string): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+/**
+ * A stand-in for the network between Tern and its upstream: it can be cut and restored on the same port, and can hold
+ * each answer a while after the upstream gave it (a slow network: the upstream has acted, the sender does not know).
+ */
+export async function cuttableProxy(target: string, opts: { answerDelayMs?: number } = {}): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
   const upstream = new URL(target);
   const sockets = new Set<Socket>();
   let server: Server | null = null;
@@ -15,8 +18,12 @@ export async function cuttableProxy(target: string): Promise<{ url: string; cut(
     new Promise<void>((resolve) => {
       server = createServer((req, res) => {
         const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
+          const relay = () => {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.pipe(res);
+          };
+          if (opts.answerDelayMs) setTimeout(relay, opts.answerDelayMs);
+          else relay();
         });
         out.on('error', () => res.destroy());
         req.pipe(out);
@@ -41,7 +48,10 @@ export async function cuttableProxy(target: string): Promise<{ url: string; cut(
   return { url: `http://127.0.0.1:${port}`, cut: shut, restore: open, close: shut };
 }
 
-export const admin = (server: TestServer, method: string, path: string, body?: unknown) => request(server, method, path, { key: server.adminKey, body });
+/** A server reachable over HTTP with the operator key (in this process or another). */
+export type AdminReachable = Pick<TestServer, 'url' | 'adminKey'>;
+
+export const admin = (server: AdminReachable, method: string, path: string, body?: unknown) => request(server, method, path, { key: server.adminKey, body });
 
 export async function connector(server: TestServer, body: Record<string, unknown>): Promise<string> {
   const r = await admin(server, 'POST', '/admin/v1/connectors', body);
@@ -56,7 +66,7 @@ export async function route(server: TestServer, body: Record<string, unknown>): 
 }
 
 /** Waits until the router of `server` sends `to` through `name` first. */
-export async function routedTo(server: TestServer, to: string, name: string): Promise<void> {
+export async function routedTo(server: AdminReachable, to: string, name: string): Promise<void> {
   await eventually(async () => (await admin(server, 'POST', '/admin/v1/routes/test', { to })).body.candidates?.[0]?.name === name, 15_000, `${to} routed to ${name}`);
 }
 

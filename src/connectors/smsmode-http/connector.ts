@@ -46,7 +46,12 @@ interface Answer {
   status: number;
   body: unknown;
   retryAfterMs: number | null;
+  /** The upstream answered a repeated Idempotency-Key with its first answer. */
+  replayed: boolean;
 }
+
+/** Errors after which the request may have reached the upstream (as opposed to a connection never made). */
+const MAYBE_SENT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /**
  * Sends through any server that speaks the smsmode REST API (smsmode itself, or another Tern) with its base URL and
@@ -63,6 +68,8 @@ export class SmsmodeHttpConnector implements Connector {
   private readonly base: URL;
   private readonly verifier: Webhook | null;
   private inFlight = 0;
+  private unknownOutcomes = 0;
+  private repeatsRecognised = 0;
   private probeTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -92,7 +99,7 @@ export class SmsmodeHttpConnector implements Connector {
   }
 
   stats(): ConnectorStats {
-    return { inFlight: this.inFlight };
+    return { inFlight: this.inFlight, unknownOutcomes: this.unknownOutcomes, repeatsRecognised: this.repeatsRecognised };
   }
 
   private context(): ConnectorContext {
@@ -143,7 +150,12 @@ export class SmsmodeHttpConnector implements Connector {
       parsed = text;
     }
     const retryAfter = Number(res.headers['retry-after']);
-    return { status: res.statusCode, body: parsed, retryAfterMs: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : null };
+    return {
+      status: res.statusCode,
+      body: parsed,
+      retryAfterMs: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter * 1000 : null,
+      replayed: res.headers['idempotent-replayed'] === 'true',
+    };
   }
 
   async submit(batch: OutboundMessage[]): Promise<SubmitResult[]> {
@@ -188,6 +200,7 @@ export class SmsmodeHttpConnector implements Connector {
         { 'idempotency-key': `${m.id}:${m.attempt}` },
       );
     } catch (err) {
+      if (MAYBE_SENT.has((err as { code?: string }).code ?? '')) this.unknownOutcomes++;
       ctx.health('DOWN', `the upstream cannot be reached: ${(err as Error).message}`);
       if (!this.probeTimer) this.probeTimer = setTimeout(() => void this.probe(), 10_000).unref();
       return { ok: false, temporary: true, code: 'CONNECTION', reason: (err as Error).message };
@@ -207,6 +220,7 @@ export class SmsmodeHttpConnector implements Connector {
       if (REFUSED_AT_ACCEPT.has(value)) {
         return { ok: false, temporary: false, code: typeof b.status?.detail === 'string' ? b.status.detail : 'REJECTED', reason: `the upstream ended it ${value}` };
       }
+      if (a.replayed) this.repeatsRecognised++;
       return { ok: true, upstreamId: b.messageId };
     }
     const detail = typeof b.detail === 'string' ? b.detail : `HTTP ${a.status}`;

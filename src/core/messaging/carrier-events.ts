@@ -5,7 +5,7 @@ import type { CarrierEvent, InboundEvent, ReceiptEvent } from '../ports.ts';
 import { inTransaction, type Store } from '../../store/db.ts';
 import { findByUpstreamIds, findMessages, type MessageRow } from '../../store/messages.ts';
 import { LeasedQueue, UNMATCHED_RECEIPT_QUEUE } from '../../store/queue.ts';
-import { dropReceipts, parkReceipts, rescheduleReceipt, type UnmatchedReceiptRow } from '../../store/unmatched-receipts.ts';
+import { dropReceipts, findParked, parkReceipts, rescheduleReceipt, type UnmatchedReceiptRow } from '../../store/unmatched-receipts.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
 
@@ -106,6 +106,23 @@ export class CarrierEvents {
       );
       await this.unmatched.wake(trx);
     });
+  }
+
+  /**
+   * Messages were just placed: receipts that came for them before their placement was recorded (a fast operator)
+   * are applied now rather than at their next retry.
+   */
+  async placed(placements: Array<{ connector: string; upstreamId: string }>): Promise<void> {
+    const byConnector = new Map<string, string[]>();
+    for (const p of placements) byConnector.set(p.connector, [...(byConnector.get(p.connector) ?? []), p.upstreamId]);
+    for (const [connector, ids] of byConnector) {
+      const rows = await findParked(this.store.db, connector, ids);
+      if (rows.length === 0) continue;
+      const { matched } = await this.match(rows.map((r) => JSON.parse(r.event) as ReceiptEvent));
+      await this.apply(matched);
+      const applied = new Set(matched.map((m) => m.r.upstreamId));
+      await dropReceipts(this.store.db, rows.filter((r) => applied.has(r.upstream_id)).map((r) => r.id));
+    }
   }
 
   /** Matches kept receipts again; returns when the next one falls due. */

@@ -2,11 +2,14 @@ import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
 import type { Connector, OutboundMessage, RouteChoice, Router, SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
-import { type DispatchClaim, type DispatchOutcomes, recordDispatch } from '../../store/dispatch.ts';
+import { type DispatchClaim, type DispatchOutcomes, recordDispatch, releaseWaiting } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
+
+/** How soon a message whose connector runs only on other nodes is offered again. */
+const ELSEWHERE_RETRY_MS = 1_000;
 
 export interface DispatchOptions {
   nodeId: string;
@@ -18,6 +21,8 @@ export interface DispatchOptions {
   onTakenOver?: (count: number) => void;
   /** Per-type handling of messages whose validity ended in the queue (RCS falls back to SMS); returns handled ids. */
   onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
+  /** Told, once recorded, where messages were placed (receipts that came first can be applied). */
+  onPlaced?: (placements: Array<{ connector: string; upstreamId: string }>) => Promise<void>;
 }
 
 /** How one message's dispatch ended: where it went (or was to go) and what the connector said. */
@@ -63,8 +68,19 @@ export class Dispatch {
 
   /** One claim–submit–record cycle; returns how many messages it claimed. */
   async pass(now: number): Promise<number> {
-    const claimed = await this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId });
-    if (claimed.length === 0) return 0;
+    const claimed = await this.claim(now);
+    if (claimed.length > 0) await this.process(claimed, now);
+    return claimed.length;
+  }
+
+  /** Claims a batch of due messages for this node (a lease). */
+  claim(now: number): Promise<DispatchClaim[]> {
+    return this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId });
+  }
+
+  /** Submits a claimed batch and records every outcome. */
+  async process(claimed: DispatchClaim[], now: number): Promise<void> {
+    if (claimed.length === 0) return;
     const takenOver = claimed.filter((c) => c.previous_claimant !== null).length;
     if (takenOver > 0) this.opts.onTakenOver?.(takenOver);
     const claims = new Map(claimed.map((c) => [c.message_id, c]));
@@ -96,6 +112,7 @@ export class Dispatch {
     }));
     const submitted: DispatchOutcomes['submitted'] = [];
     const retries: DispatchOutcomes['retries'] = [];
+    const waitingForUp = new Set<string>();
     const done = new Set<string>([...gone.map((g) => g.message_id), ...expired.map((m) => m.id)]);
     for (const m of due) {
       const o = outcomes.get(m.id)!;
@@ -121,16 +138,32 @@ export class Dispatch {
           done.add(m.id);
         } else {
           retries.push({ id: m.id, dueAt, attempts: n, waitingOn: o.connector });
+          if (o.result.code === 'NO_CONNECTOR_UP' && o.connector !== null) waitingForUp.add(o.connector);
         }
       } else {
-        changes.push({ messageId: m.id, status: 'UNDELIVERABLE', detail: o.result.code === 'NOT_ROUTABLE' ? 'NOT_ROUTABLE' : 'REJECTED', at: now, refund: true });
+        changes.push({ messageId: m.id, status: 'UNDELIVERABLE', detail: o.result.detail ?? (o.result.code === 'NOT_ROUTABLE' ? 'NOT_ROUTABLE' : 'REJECTED'), at: now, refund: true });
         done.add(m.id);
       }
     }
-    // One claim per pass: every row of it was leased by this node until the same instant.
-    await recordDispatch(this.store, { claimant: this.opts.nodeId, leaseUntil: claimed[0]!.lease_until! }, { submitted, retries, done: [...done] });
-    if (changes.length > 0) await this.messaging.applyStatusNow(changes);
-    return claimed.length;
+    // One claim per pass: every row of it was leased by this node until the same instant. The final statuses are
+    // written in the same transaction, for the messages the claim still held.
+    await recordDispatch(this.store, { claimant: this.opts.nodeId, leaseUntil: claimed[0]!.lease_until! }, { submitted, retries, done: [...done] }, async (trx, held) => {
+      const mine = changes.filter((c) => held.has(c.messageId));
+      if (mine.length > 0) await this.messaging.applyStatusIn(trx, mine);
+    });
+    if (submitted.length > 0 && this.opts.onPlaced) {
+      await this.opts.onPlaced(submitted.map((p) => ({ connector: p.connector, upstreamId: p.upstreamId }))).catch((err: unknown) =>
+        this.logger.warn({ err }, 'receipts that came before their placement was recorded wait for their next retry'),
+      );
+    }
+    // A connector that came back while this pass ran released only the messages no claim held: release the ones this
+    // pass has just put back to wait for it, or they would sit out their backoff with their connector up.
+    let released = 0;
+    for (const name of waitingForUp) {
+      if (this.router.state(name)?.state === 'UP') released += await releaseWaiting(this.store.db, name, Date.now());
+    }
+    // Messages left to the nodes that hold their connector's binds: wake those nodes.
+    if (released > 0 || [...outcomes.values()].some((o) => !o.result.ok && o.result.code === 'ELSEWHERE')) await this.queue.wake(this.store.db);
   }
 
   /**
@@ -154,6 +187,14 @@ export class Dispatch {
       });
       if (choice.route === null) {
         outcomes.set(m.id, { route: null, costPerPart: null, connector: null, result: { ok: false, temporary: false, code: 'NOT_ROUTABLE', reason: 'no route to this destination' } });
+      } else if (choice.elsewhere !== null) {
+        // Its connector runs on other nodes only: left to them, soon, without counting it as a failed attempt.
+        outcomes.set(m.id, {
+          route: choice.route,
+          costPerPart: choice.costPerPart,
+          connector: choice.elsewhere,
+          result: { ok: false, temporary: true, code: 'ELSEWHERE', reason: 'its connector is bound on other nodes', retryAt: Date.now() + ELSEWHERE_RETRY_MS },
+        });
       } else if (choice.candidates.length === 0) {
         outcomes.set(m.id, {
           route: choice.route,

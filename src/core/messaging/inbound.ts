@@ -6,7 +6,7 @@ import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
 import { addToBlacklist, removeFromBlacklist } from '../../store/blacklist.ts';
 import { type Channel, listChannelOrganisationIds } from '../../store/channels.ts';
 import { inTransaction, type Store } from '../../store/db.ts';
-import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
+import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow, storedInboundUpstreamIds } from '../../store/messages.ts';
 import { insertUnrouted, listUnrouted, type UnroutedInboundRow } from '../../store/unrouted-inbound.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import { utcDay } from '../domain/dates.ts';
@@ -79,7 +79,30 @@ export class InboundService {
     return listUnrouted(this.store.db, { offset: (page - 1) * pageSize, limit: pageSize });
   }
 
-  async receive(events: InboundEvent[]): Promise<InboundResult> {
+  /**
+   * Leaves out messages an operator handed over again under an id already stored (or twice in this batch). A race
+   * between two nodes storing the same one is settled by the unique index: the loser's transaction fails and its
+   * connector asks the operator to hand it over again, when it is found stored.
+   */
+  private async withoutRepeats(events: InboundEvent[]): Promise<InboundEvent[]> {
+    const withId = events.filter((e) => e.upstreamId !== undefined);
+    if (withId.length === 0) return events;
+    const seen = new Set<string>();
+    for (const connector of new Set(withId.map((e) => e.connector))) {
+      const ids = withId.filter((e) => e.connector === connector).map((e) => e.upstreamId!);
+      for (const id of await storedInboundUpstreamIds(this.store.db, connector, ids)) seen.add(`${connector}|${id}`);
+    }
+    return events.filter((e) => {
+      if (e.upstreamId === undefined) return true;
+      const key = `${e.connector}|${e.upstreamId}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+
+  async receive(all: InboundEvent[]): Promise<InboundResult> {
+    const events = await this.withoutRepeats(all);
     const now = Date.now();
     const rows: MessageRow[] = [];
     const stored: MessageEventRow[] = [];
@@ -133,7 +156,7 @@ export class InboundService {
         country: checkNumber(from.msisdn).isoCountryCode,
         mcc_mnc: null,
         network: null,
-        upstream_id: null,
+        upstream_id: e.upstreamId ?? null,
         connector: e.connector,
         source: 'CARRIER',
         smpp_credential_id: null,

@@ -57,7 +57,9 @@ export async function explainRoute(router: Router, tenancy: TenancyService, q: R
   const reason =
     choice.route === null
       ? 'no route takes this message: it would end UNDELIVERABLE / NOT_ROUTABLE'
-      : candidates.length === 0
+      : choice.elsewhere !== null
+        ? `route ${choice.route} takes it; ${choice.elsewhere} runs on other nodes (this one holds none of its binds): this node leaves it to them`
+        : candidates.length === 0
         ? `route ${choice.route} takes it, but none of its connectors (${choice.names.join(', ')}) is up: it would wait`
         : `route ${choice.route} takes it; ${candidates[0]!.name} first${candidates.length > 1 ? `, then ${candidates.slice(1).map((c) => c.name).join(', ')} on a temporary error` : ''}`;
   return {

@@ -13,14 +13,19 @@ import {
   findRecords,
   listConnectorRows,
   listRouteRows,
+  pruneSettledRecords,
   settleRecords,
   upsertRecords,
 } from '../../store/connectors.ts';
-import { CONNECTOR_RECORD_QUEUE, LeasedQueue } from '../../store/queue.ts';
-import { oldestWaiting } from '../../store/dispatch.ts';
+import { CONNECTOR_RECORD_QUEUE, DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
+import { oldestWaiting, releaseWaiting } from '../../store/dispatch.ts';
+import { inTransaction } from '../../store/db.ts';
 import type { Cluster } from '../cluster.ts';
 import type { ClusterRateLimiter } from '../rate-limit.ts';
 import type { SecretBox } from '../secrets.ts';
+
+/** How long connectors' settled records are kept: the longest validity a message may have, and a day. */
+const RECORDS_KEPT_MS = 31 * 86_400_000;
 
 /** The embedded simulated network's connector, which the simulator's operator tools speak for. */
 export const DEFAULT_SIMULATOR = 'simulator';
@@ -146,6 +151,14 @@ export class ConnectorService {
     };
   }
 
+  /**
+   * Forgets what connectors keep of messages long past any validity (30 days at most, a day of margin): a receipt
+   * cannot come for them any more, nor a repeated submit.
+   */
+  pruneRecords(now = Date.now(), keepMs = RECORDS_KEPT_MS): Promise<number> {
+    return pruneSettledRecords(this.store.db, now - keepMs);
+  }
+
   /** Records of every connector that fell due, reserved for `leaseMs` to this node. */
   async claimDue(now: number, limit: number, leaseMs: number): Promise<DueRecord[]> {
     const rows = await this.records.claim({ now, limit, leaseMs });
@@ -161,6 +174,15 @@ export class ConnectorService {
 
   nextDue(now: number): Promise<number | null> {
     return this.records.nextDue(now);
+  }
+
+  /** A connector came up (on this node): the messages backed off while waiting for it go now, not at their backoff's end. */
+  async releaseWaiting(connector: string, now = Date.now()): Promise<number> {
+    return inTransaction(this.store, async (trx) => {
+      const n = await releaseWaiting(trx, connector, now);
+      if (n > 0) await new LeasedQueue(this.store, DISPATCH_QUEUE).wake(trx);
+      return n;
+    });
   }
 
   /** For each connector messages wait for, since when the oldest of them was due to go. */

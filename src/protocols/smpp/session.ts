@@ -67,6 +67,11 @@ export class SmppSessionError extends Error {
   constructor(
     readonly code: 'CLOSED' | 'TIMEOUT' | 'WINDOW_FULL' | 'STATE' | 'ENCODE' | 'MALFORMED_RESPONSE',
     message: string,
+    /**
+     * The request had gone out: the peer may have acted on it (a timeout, a connection lost with the request in the
+     * window). False when it never left (queued, refused by the state, not encodable).
+     */
+    readonly sent = false,
   ) {
     super(message);
   }
@@ -338,7 +343,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     if (!decoded.ok) {
       const { status, commandId, sequence, reason } = decoded;
       if (isResponseId(commandId) && this.pending.has(sequence)) {
-        this.settle(sequence, new SmppSessionError('MALFORMED_RESPONSE', reason));
+        this.settle(sequence, new SmppSessionError('MALFORMED_RESPONSE', reason, true));
         return;
       }
       this.write(genericNack(sequence, status));
@@ -509,7 +514,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     }
     this.settle(
       sequence,
-      new SmppSessionError('TIMEOUT', `no response to ${entry.job.command} within ${entry.job.timeoutMs} ms`),
+      new SmppSessionError('TIMEOUT', `no response to ${entry.job.command} within ${entry.job.timeoutMs} ms`, true),
     );
   }
 
@@ -588,9 +593,10 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
     clearTimeout(this.idleTimer);
     clearTimeout(this.bindTimer);
     this.setState('CLOSED');
-    const err = new SmppSessionError('CLOSED', 'session closed');
-    for (const job of this.queue.splice(0)) job.reject(err);
-    for (const sequence of [...this.pending.keys()]) this.settle(sequence, err);
+    const unsent = new SmppSessionError('CLOSED', 'session closed before the request was sent');
+    for (const job of this.queue.splice(0)) job.reject(unsent);
+    const lost = new SmppSessionError('CLOSED', 'session closed with the request unanswered', true);
+    for (const sequence of [...this.pending.keys()]) this.settle(sequence, lost);
     this.emit('close', this.closeReason || 'closed by peer');
   }
 

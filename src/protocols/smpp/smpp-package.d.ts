@@ -98,6 +98,15 @@ declare module 'smpp' {
       };
     };
 
+    class Server extends EventEmitter {
+      sessions: Session[];
+      listen(port: number, host?: string, callback?: () => void): this;
+      close(callback?: (err?: Error) => void): this;
+      address(): import('node:net').AddressInfo | string | null;
+    }
+
+    function createServer(options: { key?: Buffer; cert?: Buffer; [key: string]: unknown }, listener?: (session: Session) => void): Server;
+
     function connect(
       options: { host?: string; port?: number; url?: string; tls?: boolean; [key: string]: unknown },
       listener?: () => void,
