@@ -2,6 +2,7 @@
  * Groups concurrent requests into one batch, so a burst of N writes costs one transaction (one fsync) instead of
  * N. The first item of an idle committer is flushed on the next turn of the event loop; items that arrive while a
  * flush runs wait for the next one, so batches grow with the load and latency stays at one transaction when idle.
+ * An item that makes its batch fail fails alone: the others are flushed again without it.
  */
 export class GroupCommitter<T, R> {
   private queue: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
@@ -44,18 +45,29 @@ export class GroupCommitter<T, R> {
     });
   }
 
+  /**
+   * Flushes a batch; when it fails, its halves are flushed on their own, down to single items, so one bad item
+   * (or one that the database refuses) fails alone and the others go through. The flush must be all-or-nothing.
+   */
+  private async commit(batch: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }>): Promise<void> {
+    try {
+      const results = await this.flush(batch.map((b) => b.item));
+      batch.forEach((b, i) => b.resolve(results[i]!));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      const half = batch.length >> 1;
+      await this.commit(batch.slice(0, half));
+      await this.commit(batch.slice(half));
+    }
+  }
+
   private async run(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      try {
-        const results = await this.flush(batch.map((b) => b.item));
-        batch.forEach((b, i) => b.resolve(results[i]!));
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }
+    while (this.queue.length > 0) await this.commit(this.queue.splice(0, this.maxBatch));
     this.flushing = false;
     const waiters = this.idleWaiters.splice(0);
     for (const w of waiters) w();
