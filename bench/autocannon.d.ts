@@ -15,6 +15,8 @@ declare module 'autocannon' {
       connections?: number;
       duration?: number;
       amount?: number;
+      /** Requests a second across all connections. */
+      overallRate?: number;
       method?: string;
       headers?: Record<string, string>;
       body?: string;

@@ -10,7 +10,7 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import smpp from 'smpp';
 import { encodeGsm7 } from '../src/core/domain/text.ts';
-import { printTable, type Row, serverRssMb, startBenchServer } from './run.ts';
+import { api as adminApi, printTable, type Row, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_SMPP_MESSAGES ?? 50_000);
 const WINDOW = 100;
@@ -74,15 +74,7 @@ async function connectClient(port: number, systemId: string, password: string): 
   return session;
 }
 
-async function api(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(url + path, {
-    method,
-    headers: { 'x-api-key': ADMIN_KEY, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
+const api = (url: string, method: string, path: string, body?: unknown) => adminApi(url, method, path, ADMIN_KEY, body);
 
 // Numbers ending in 5: the simulator gives DELIVERED to all of them (0001–0004 are its failure and silence cases).
 const submitFields = (text: Buffer) => (i: number) => ({

@@ -15,15 +15,18 @@ import { CarrierEvents } from './core/messaging/carrier-events.ts';
 import { Cluster, HEARTBEAT_MS } from './core/cluster.ts';
 import { ConnectorAdmin } from './core/routing/admin.ts';
 import { SecretBox } from './core/secrets.ts';
+import { resolveSecretKey } from './secret-key.ts';
 import { Dispatch } from './core/messaging/dispatch.ts';
 import { Expiry } from './core/messaging/expiry.ts';
 import { ClusterRateLimiter } from './core/rate-limit.ts';
+import { Retention } from './core/retention.ts';
 import { InboundService } from './core/messaging/inbound.ts';
 import { MessagingService } from './core/messaging/service.ts';
 import { RcsService } from './core/rcs/service.ts';
 import { ConnectorService } from './core/routing/service.ts';
 import type { Services } from './core/services.ts';
 import { SmppOutbox } from './core/smpp/outbox.ts';
+import { AccessControl } from './core/tenancy/access.ts';
 import { AuthService } from './core/tenancy/auth.ts';
 import { BlacklistService } from './core/tenancy/blacklist.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './core/tenancy/bootstrap.ts';
@@ -81,9 +84,15 @@ export interface AppOptions {
  */
 export async function createApp(config: TernConfig, opts: AppOptions = {}): Promise<TernApp> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
-  const store = await openStore(config.databaseUrl, config.nodeId);
+  const store = await openStore(config.databaseUrl, config.nodeId, { sqliteSynchronous: config.sqliteSynchronous });
   const adminKey = await ensureAdminKey(store, config.adminKey);
-  const tenancy = new TenancyService(store);
+  const secretKey = resolveSecretKey(config.secretKey, config.databaseUrl);
+  const box = new SecretBox(secretKey.key);
+  if (secretKey.source === 'file') logger.info({ path: secretKey.path }, 'secrets are sealed with the key in this file (set TERN_SECRET_KEY to use another)');
+  if (secretKey.source === 'none') logger.warn('TERN_SECRET_KEY is not set: webhook signing secrets and operator secrets cannot be stored');
+  const tenancy = new TenancyService(store, box);
+  const sealed = await tenancy.sealSecretsInClear();
+  if (sealed > 0) logger.info({ channels: sealed }, 'webhook signing secrets stored in clear were sealed');
   const auth = new AuthService(store, tenancy, adminKey.hash);
   const smppCredentials = new SmppCredentialService(store, tenancy);
   const consumers = new EventConsumers();
@@ -95,7 +104,6 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   let boundHttpPort = config.httpPort;
   const publicBase = () =>
     config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' || config.httpHost === '::' ? 'localhost' : config.httpHost}:${boundHttpPort}`;
-  const box = new SecretBox(config.secretKey);
   const rateLimiter = new ClusterRateLimiter(store);
   const cluster = new Cluster(store, config.nodeId);
 
@@ -121,7 +129,15 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const webhooks = new WebhookOutbox(store, messaging, publicBase, parseSchedule(config.webhookRetrySchedule));
   webhooks.registerFormatter(legacyWebhookFormatter);
   const smppOutbox = new SmppOutbox(store);
-  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, logger.child({ component: 'smpp' }));
+  const metrics = new Metrics();
+  const access = new AccessControl(store, auth, rateLimiter, {
+    defaults: config.trafficLimits,
+    failuresPerMinute: config.authFailuresPerMinute,
+    onFailure: (door) => metrics.authFailures.inc({ door }),
+    onLockout: (door) => metrics.authLockouts.inc({ door }),
+    onLimited: (group) => metrics.rateLimited.inc({ group }),
+  });
+  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, access, logger.child({ component: 'smpp' }));
 
   // What runs in the transaction of every message event, in this order.
   consumers.declare([
@@ -133,7 +149,6 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
 
   const idempotency = new IdempotencyService(store);
   const funds = new FundsService(store, idempotency);
-  const metrics = new Metrics();
   metrics.watchConnectors(async () => {
     const waiting = await connectors.oldestWaiting();
     const now = Date.now();
@@ -141,7 +156,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       const s = router.state(name);
       if (!s) return [];
       const since = waiting.get(name);
-      return [{ name, state: s.state, binds: s.binds, inFlight: s.inFlight, unknownOutcomes: s.unknownOutcomes, counters: s.counters, oldestQueuedSeconds: since === undefined ? null : Math.max(0, (now - since) / 1000) }];
+      return [{ name, state: s.state, binds: s.binds, inFlight: s.inFlight, unknownOutcomes: s.unknownOutcomes, repeatsRecognised: s.repeatsRecognised, counters: s.counters, oldestQueuedSeconds: since === undefined ? null : Math.max(0, (now - since) / 1000) }];
     });
   });
   const services: Services = {
@@ -151,6 +166,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     database: { dialect: store.dialect, ping: () => store.ping() },
     tenancy,
     auth,
+    access,
     smppCredentials,
     blacklist: new BlacklistService(store),
     lookup,
@@ -187,6 +203,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     leaseMs: config.dispatchLeaseMs,
     onTakenOver: (n) => services.metrics.dispatchTakenOver.inc(n),
     onExpired: (rows, now) => expiry.handleByType(rows, now),
+    onPlaced: (placements) => carrierEvents.placed(placements),
   });
   const dispatcher = dispatcherLoop(dispatch, logger.child({ component: 'dispatcher' }));
   const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }));
@@ -194,6 +211,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     [
       { name: 'idempotency keys', prune: (now) => idempotency.prune(now) },
       { name: 'rate limit windows', prune: (now) => rateLimiter.prune(now) },
+      { name: 'settled connector records', prune: (now) => connectors.pruneRecords(now) },
+      { name: 'forgotten lockouts', prune: (now) => access.prune(now) },
+      ...new Retention(store, config.retention).tasks(),
     ],
     logger.child({ component: 'retention' }),
     PRUNE_EVERY_MS,

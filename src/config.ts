@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_TRAFFIC_LIMITS, parseTrafficLimits, type TrafficLimits } from './core/domain/traffic.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -41,6 +42,16 @@ export interface TernConfig {
   nodeId: string;
   /** How long a node owns the messages it claimed for sending; after a crash another node takes them then. */
   dispatchLeaseMs: number;
+  /** SQLite durability: NORMAL survives a crash of Tern, FULL also a crash of the machine (an fsync per commit). */
+  sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** Days kept: settled messages with their events; webhook deliveries; voice recordings. */
+  retention: { messageDays: number; webhookDays: number; audioDays: number };
+  /** Requests a second by route group, per key and per organisation, where an organisation has no limits of its own. */
+  trafficLimits: TrafficLimits;
+  /** Failed authentications a client address may make in a minute before it is locked out. */
+  authFailuresPerMinute: number;
+  /** Take the client address from X-Forwarded-For (only behind a proxy that sets it: otherwise clients choose it). */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -78,6 +89,13 @@ const SETTINGS = {
   TERN_VOICE_RETRY_MS: 'voiceRetryMs',
   TERN_NODE_ID: 'nodeId',
   TERN_DISPATCH_LEASE_SECONDS: 'dispatchLeaseSeconds',
+  TERN_SQLITE_SYNCHRONOUS: 'sqliteSynchronous',
+  TERN_RETENTION_DAYS: 'retentionDays',
+  TERN_WEBHOOK_RETENTION_DAYS: 'webhookRetentionDays',
+  TERN_AUDIO_RETENTION_DAYS: 'audioRetentionDays',
+  TERN_RATE_LIMITS: 'rateLimits',
+  TERN_AUTH_FAILURES_PER_MINUTE: 'authFailuresPerMinute',
+  TERN_TRUST_PROXY: 'trustProxy',
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -179,6 +197,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
   if (secretKey !== null && secretKey.length < 32) {
     throw new ConfigError('TERN_SECRET_KEY', 'must be at least 32 characters long (e.g. `openssl rand -base64 32`)');
   }
+  if (secretKey === null && databaseUrl.startsWith('postgres')) {
+    throw new ConfigError('TERN_SECRET_KEY', 'is required with PostgreSQL: every node seals and opens the secrets kept in the database with it (e.g. `openssl rand -base64 32`, the same on all nodes)');
+  }
   const adminKey = str('TERN_ADMIN_KEY', null);
   if (adminKey !== null && adminKey.length < 16) {
     throw new ConfigError('TERN_ADMIN_KEY', 'must be at least 16 characters long');
@@ -188,6 +209,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
   const smppTlsKey = str('TERN_SMPP_TLS_KEY', null);
   if (smppTlsPort !== null && (smppTlsCert === null || smppTlsKey === null)) {
     throw new ConfigError('TERN_SMPP_TLS_PORT', 'needs TERN_SMPP_TLS_CERT and TERN_SMPP_TLS_KEY (PEM file paths)');
+  }
+  const sqliteSynchronous = str('TERN_SQLITE_SYNCHRONOUS', 'NORMAL')!.toUpperCase();
+  if (sqliteSynchronous !== 'NORMAL' && sqliteSynchronous !== 'FULL') {
+    throw new ConfigError('TERN_SQLITE_SYNCHRONOUS', 'must be NORMAL (survives a crash of Tern) or FULL (also a power loss)');
+  }
+  let trafficLimits: TrafficLimits;
+  try {
+    trafficLimits = parseTrafficLimits(str('TERN_RATE_LIMITS', '')!, DEFAULT_TRAFFIC_LIMITS);
+  } catch (err) {
+    throw new ConfigError('TERN_RATE_LIMITS', (err as Error).message);
   }
   const retrySchedule = str('TERN_WEBHOOK_RETRY_SCHEDULE', '30s,2m,10m,1h,5h,24h')!;
   if (!/^\s*\d+(ms|s|m|h|d)\s*(,\s*\d+(ms|s|m|h|d)\s*)*$/.test(retrySchedule)) {
@@ -217,6 +248,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     // TERN_SIMULATOR_VOICE_RETRY_MS is this setting's former name, from when the simulator placed calls again itself.
     voiceRetryMs: int('TERN_VOICE_RETRY_MS', null, 0, 86_400_000) ?? int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
+    sqliteSynchronous,
+    trafficLimits,
+    authFailuresPerMinute: int('TERN_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000)!,
+    trustProxy: bool('TERN_TRUST_PROXY', false),
+    retention: {
+      messageDays: int('TERN_RETENTION_DAYS', 90, 1, 36_500)!,
+      webhookDays: int('TERN_WEBHOOK_RETENTION_DAYS', 30, 1, 36_500)!,
+      audioDays: int('TERN_AUDIO_RETENTION_DAYS', 30, 1, 36_500)!,
+    },
     connectors: section(file, 'connectors'),
     routes: section(file, 'routes'),
     nodeId: str('TERN_NODE_ID', null) ?? `node-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,

@@ -7,6 +7,7 @@ export interface ConnectorSample {
   binds: number | null;
   inFlight: number | null;
   unknownOutcomes: number;
+  repeatsRecognised: number;
   oldestQueuedSeconds: number | null;
   counters: { accepted: number; temporaryErrors: number; permanentErrors: number; errorsByCode: Record<string, number>; receipts: number; inbound: number };
 }
@@ -88,6 +89,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly authFailures = new Counter({
+    name: 'tern_auth_failures_total',
+    help: 'Failed authentications (unknown or missing keys, wrong SMPP passwords), by door',
+    labelNames: ['door'],
+    registers: [this.registry],
+  });
+
+  readonly authLockouts = new Counter({
+    name: 'tern_auth_lockouts_total',
+    help: 'Client addresses and SMPP system_ids locked out after too many failed authentications',
+    labelNames: ['door'],
+    registers: [this.registry],
+  });
+
+  readonly rateLimited = new Counter({
+    name: 'tern_rate_limited_total',
+    help: 'Requests refused with 429 for going past a traffic limit, by route group',
+    labelNames: ['group'],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
   }
@@ -132,6 +154,9 @@ export class Metrics {
     gauge('tern_connector_inbound_total', 'Inbound messages received since start', ['connector'], (g, s) => g.set({ connector: s.name }, s.counters.inbound));
     gauge('tern_connector_unknown_outcomes_total', 'Submits whose outcome was lost with a connection (they may arrive twice)', ['connector'], (g, s) =>
       g.set({ connector: s.name }, s.unknownOutcomes),
+    );
+    gauge('tern_connector_repeats_recognised_total', 'Submits repeated after a crash or a lost answer that the upstream recognised and did not send again', ['connector'], (g, s) =>
+      g.set({ connector: s.name }, s.repeatsRecognised),
     );
     gauge('tern_connector_oldest_queued_seconds', 'Age of the oldest message waiting for the connector', ['connector'], (g, s) => s.oldestQueuedSeconds !== null && g.set({ connector: s.name }, s.oldestQueuedSeconds));
   }

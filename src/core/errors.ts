@@ -66,3 +66,22 @@ export async function underField<T>(prefix: string, work: () => Promise<T>): Pro
     throw err instanceof CoreError ? err.under(prefix) : err;
   }
 }
+
+/** What is left of a rate limit: the limit, what remains of it, and when its window ends (epoch ms). */
+export interface Quota {
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
+/** Too many requests: refused until `retryAt`; `quota` is the limit that was reached, when one was. */
+export class RateLimitedError extends CoreError {
+  constructor(
+    reason: string,
+    readonly retryAt: number,
+    readonly quota?: Quota,
+  ) {
+    super('RATE_LIMITED', reason);
+    this.name = 'RateLimitedError';
+  }
+}

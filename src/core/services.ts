@@ -1,3 +1,4 @@
+import type { AccessControl } from './tenancy/access.ts';
 import type { TernConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ConsumptionService } from './billing/consumption.ts';
@@ -29,6 +30,8 @@ export interface Services {
   database: { readonly dialect: 'sqlite' | 'postgres'; ping(): Promise<void> };
   tenancy: TenancyService;
   auth: AuthService;
+  /** Who may come in, and how fast: authentication with lockouts, and traffic limits. */
+  access: AccessControl;
   smppCredentials: SmppCredentialService;
   /** Organisations' opt-out lists. */
   blacklist: BlacklistService;

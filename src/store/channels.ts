@@ -75,6 +75,16 @@ export async function saveChannel(db: Db, c: Channel): Promise<void> {
   await db.updateTable('channels').set(rest).where('id', '=', id).execute();
 }
 
+/** Channels whose webhook signing secrets are not sealed (`v1:…`): stored by older versions, or without a key. */
+export async function channelsWithSecretsInClear(db: Db): Promise<Channel[]> {
+  const rows = await db
+    .selectFrom('channels')
+    .selectAll()
+    .where((eb) => eb.or([eb('webhook_secret', 'not like', 'v1:%'), eb.and([eb('webhook_secret_previous', 'is not', null), eb('webhook_secret_previous', 'not like', 'v1:%')])]))
+    .execute();
+  return rows.map(toChannel);
+}
+
 export async function findChannel(db: Db, id: string): Promise<Channel | null> {
   const row = await db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? toChannel(row) : null;

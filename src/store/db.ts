@@ -59,12 +59,20 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
   });
 }
 
-function openSqlite(path: string, nodeId: string): Store {
+export interface StoreOptions {
+  /**
+   * SQLite `synchronous`: NORMAL (WAL: a commit survives a crash of the process, and the last commits may be lost with
+   * the machine's power) or FULL (an fsync per commit: survives a power loss too, at a cost per commit).
+   */
+  sqliteSynchronous?: 'NORMAL' | 'FULL';
+}
+
+function openSqlite(path: string, nodeId: string, options: StoreOptions): Store {
   const file = path === ':memory:' ? path : resolve(path);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const handle = new SQLite(file);
   handle.pragma('journal_mode = WAL');
-  handle.pragma('synchronous = NORMAL');
+  handle.pragma(`synchronous = ${options.sqliteSynchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
   handle.pragma('cache_size = -65536');
   handle.pragma('busy_timeout = 5000');
   handle.pragma('foreign_keys = ON');
@@ -152,9 +160,9 @@ export async function inTransaction<T>(store: Store, work: (trx: Db) => Promise<
 /**
  * Opens `sqlite:<path>` or `postgres://…[?schema=name&pool=n]` and brings its schema up to date.
  */
-export async function openStore(databaseUrl: string, nodeId = `node-${process.pid}`): Promise<Store> {
+export async function openStore(databaseUrl: string, nodeId = `node-${process.pid}`, options: StoreOptions = {}): Promise<Store> {
   const store = databaseUrl.startsWith('sqlite:')
-    ? openSqlite(databaseUrl.slice('sqlite:'.length), nodeId)
+    ? openSqlite(databaseUrl.slice('sqlite:'.length), nodeId, options)
     : openPostgres(databaseUrl, nodeId);
   try {
     await migrate(store);

@@ -81,6 +81,19 @@ export async function findByUpstreamIds(db: Db, connector: string, upstreamIds: 
     .execute();
 }
 
+/** Of these upstream ids, those an inbound message from `connector` was already stored under. */
+export async function storedInboundUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<string[]> {
+  if (upstreamIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('messages')
+    .select('upstream_id')
+    .where('connector', '=', connector)
+    .where('direction', '=', 'MO')
+    .where('upstream_id', 'in', upstreamIds)
+    .execute();
+  return rows.map((r) => r.upstream_id!);
+}
+
 export interface MessageFilter {
   channelIds: string[];
   direction?: string;

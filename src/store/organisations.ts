@@ -80,6 +80,8 @@ export async function updateOrganisation(
   id: string,
   patch: Partial<Pick<OrganisationTable, 'name' | 'state' | 'monthly_limit' | 'parent_billing'>>,
 ): Promise<void> {
+  // An empty patch changes nothing (and `set({})` is no SQL at all).
+  if (Object.keys(patch).length === 0) return;
   await db.updateTable('organisations').set(patch).where('id', '=', id).execute();
 }
 

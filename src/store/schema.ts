@@ -369,6 +369,20 @@ export interface ConnectorSlotTable {
 }
 
 /** A receipt whose message was not found yet (its submit's outcome not recorded), tried again a while. */
+export interface AuthLockoutTable {
+  address: string;
+  strikes: number;
+  locked_until: number;
+  updated_at: number;
+}
+
+export interface OrganisationTrafficLimitTable {
+  organisation_id: string;
+  route_group: string;
+  per_key: number;
+  per_organisation: number;
+}
+
 export interface UnmatchedReceiptTable {
   id: string;
   connector: string;
@@ -406,6 +420,8 @@ export interface Database {
   idempotency_keys: IdempotencyTable;
   messages: MessageTable;
   dispatch_queue: DispatchQueueTable;
+  auth_lockouts: AuthLockoutTable;
+  organisation_traffic_limits: OrganisationTrafficLimitTable;
   message_events: MessageEventTable;
   consumption_rollups: ConsumptionRollupTable;
   blacklist: BlacklistTable;

@@ -45,8 +45,13 @@ export interface ApiResponse<T = any> {
 }
 
 export const TEST_ADMIN_KEY = 'test-admin-key-0123456789';
+/** Seals the secrets test servers keep; pass `TERN_SECRET_KEY: ''` for none (then SQLite makes a key file). */
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdefghijklmnop';
+/** TERN_RATE_LIMITS high enough that no test meets it by accident. */
+export const UNLIMITED = 'send=1000000,read=1000000,lookup=1000000,admin=1000000';
 
-async function databaseFor(dialect: DialectName): Promise<{ url: string; cleanup(): Promise<void> }> {
+/** A fresh database of the dialect: a SQLite file in a temporary folder, or a PostgreSQL schema of its own. */
+export async function freshDatabase(dialect: DialectName): Promise<{ url: string; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'tern-test-'));
     return { url: `sqlite:${join(dir, 'tern.db')}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
@@ -76,7 +81,7 @@ export async function startTestServer(
   dialect: DialectName = 'sqlite',
   env: Record<string, string> = {},
 ): Promise<TestServer> {
-  const database = await databaseFor(dialect);
+  const database = await freshDatabase(dialect);
   const config = loadConfig({
     TERN_HTTP_HOST: '127.0.0.1',
     TERN_HTTP_PORT: '0',
@@ -87,6 +92,10 @@ export async function startTestServer(
     TERN_LOG_LEVEL: 'silent',
     TERN_WEBHOOK_ALLOW_PRIVATE: 'true',
     TERN_SIMULATOR_RECEIPT_LATENCY_MS: '5',
+    TERN_SECRET_KEY: TEST_SECRET_KEY,
+    // Tests send bursts from one address and try bad keys on purpose: limits are tested on their own.
+    TERN_RATE_LIMITS: UNLIMITED,
+    TERN_AUTH_FAILURES_PER_MINUTE: '1000000',
     ...env,
   });
   const app = await createApp(config, { logger: pino({ level: process.env.TERN_TEST_LOG_LEVEL ?? 'silent' }) });
@@ -153,7 +162,7 @@ export interface TenantOptions {
 }
 
 /** An organisation with one channel and one key, created through the admin API. */
-export async function createTenant(server: TestServer, opts: TenantOptions = {}): Promise<Tenant> {
+export async function createTenant(server: Pick<TestServer, 'url' | 'adminKey'>, opts: TenantOptions = {}): Promise<Tenant> {
   const admin = server.adminKey;
   const org = await request(server, 'POST', '/admin/v1/organisations', {
     key: admin,

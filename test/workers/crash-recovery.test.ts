@@ -1,44 +1,14 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { freePort, startTernProcess, type TernProcess } from '../support/process.ts';
 import { eventually } from '../support/wait.ts';
 
-const ADMIN = 'crash-admin-key-0123456789';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function startTern(dbPath: string, port: number): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
-    env: {
-      ...process.env,
-      TERN_HTTP_HOST: '127.0.0.1',
-      TERN_HTTP_PORT: String(port),
-      TERN_SMPP_HOST: '127.0.0.1',
-      TERN_SMPP_PORT: '0',
-      TERN_DATABASE_URL: `sqlite:${dbPath}`,
-      TERN_ADMIN_KEY: ADMIN,
-      TERN_LOG_LEVEL: 'silent',
-      // Slow enough that the kill lands while submits and receipts are in flight.
-      TERN_SIMULATOR_SUBMIT_LATENCY_MS: '150',
-      TERN_SIMULATOR_RECEIPT_LATENCY_MS: '400',
-      TERN_DISPATCH_LEASE_SECONDS: '2',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
+// Slow enough that the kill lands while submits and receipts are in flight.
+const ENV = { TERN_SIMULATOR_SUBMIT_LATENCY_MS: '150', TERN_SIMULATOR_RECEIPT_LATENCY_MS: '400', TERN_DISPATCH_LEASE_SECONDS: '2' };
 
 async function call(base: string, method: string, path: string, key: string, body?: unknown): Promise<any> {
   const res = await fetch(base + path, {
@@ -51,24 +21,20 @@ async function call(base: string, method: string, path: string, key: string, bod
   return json;
 }
 
-async function ready(base: string): Promise<void> {
-  await eventually(async () => ((await fetch(`${base}/readyz`).catch(() => null))?.ok ? true : undefined), 30_000, 'Tern to start');
-}
-
 const dir = mkdtempSync(join(tmpdir(), 'tern-crash-'));
-const children: ChildProcess[] = [];
-after(() => {
-  for (const c of children) c.kill('SIGKILL');
+const nodes: TernProcess[] = [];
+after(async () => {
+  for (const n of nodes) await n.kill();
   rmSync(dir, { recursive: true, force: true });
 });
 
 test('killed with messages in flight and started again: every accepted message ends final, none reaches the carrier twice', async () => {
   const dbPath = join(dir, 'tern.db');
   const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const first = startTern(dbPath, port);
-  children.push(first);
-  await ready(base);
+  const first = await startTernProcess(`sqlite:${dbPath}`, port, ENV);
+  nodes.push(first);
+  const base = first.url;
+  const ADMIN = first.adminKey;
 
   const org = await call(base, 'POST', '/admin/v1/organisations', ADMIN, { name: 'Crash' });
   const channel = await call(base, 'POST', `/admin/v1/organisations/${org.organisationId}/channels`, ADMIN, { name: 'c', type: 'SMS', flow: 'TRANSACTIONAL' });
@@ -91,12 +57,10 @@ test('killed with messages in flight and started again: every accepted message e
   } finally {
     db.close();
   }
-  first.kill('SIGKILL');
-  await new Promise((r) => first.once('exit', r));
+  await first.kill();
 
-  const second = startTern(dbPath, port);
-  children.push(second);
-  await ready(base);
+  const second = await startTernProcess(`sqlite:${dbPath}`, port, ENV);
+  nodes.push(second);
   await eventually(
     async () => {
       const check = new Database(dbPath, { readonly: true });
@@ -134,6 +98,5 @@ test('killed with messages in flight and started again: every accepted message e
   } finally {
     check.close();
   }
-  second.kill('SIGTERM');
-  await new Promise((r) => second.once('exit', r));
+  await second.stop();
 });

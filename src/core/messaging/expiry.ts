@@ -1,6 +1,12 @@
 import type { Store } from '../../store/db.ts';
+import { requeueOrphans } from '../../store/dispatch.ts';
 import { expiredOnTheirWay } from '../../store/messages.ts';
+import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import type { MessagingService } from './service.ts';
+
+/** How often messages that nothing owns are looked for, and how old they must be (older than any pass in flight). */
+const RESCUE_EVERY_MS = 60_000;
+const RESCUE_AFTER_MS = 5 * 60_000;
 
 /** Ends expired messages of one type its own way; returns the ids it took care of (the others expire as usual). */
 export type ExpiryHandler = (messageIds: string[], now: number) => Promise<string[]>;
@@ -32,8 +38,25 @@ export class Expiry {
     return handled;
   }
 
+  private lastRescue = 0;
+
+  /**
+   * Puts back on the queue messages on their way that nothing owns (not final, never placed, no queue row), so the
+   * dispatcher ends them one way or another; returns how many. Dispatch writes outcomes and queue changes together,
+   * so only data left by an older version or a bug can be found here.
+   */
+  async rescue(now: number): Promise<number> {
+    const n = await requeueOrphans(this.store.db, now, now - RESCUE_AFTER_MS, this.batchSize);
+    if (n > 0) await new LeasedQueue(this.store, DISPATCH_QUEUE).wake(this.store.db);
+    return n;
+  }
+
   /** Ends one batch of messages whose validity ran out at the operator; returns how many it found. */
   async sweep(now: number): Promise<number> {
+    if (now - this.lastRescue >= RESCUE_EVERY_MS) {
+      this.lastRescue = now;
+      await this.rescue(now);
+    }
     const rows = await expiredOnTheirWay(this.store.db, now, this.batchSize);
     if (rows.length === 0) return 0;
     const handled = await this.handleByType(rows, now);

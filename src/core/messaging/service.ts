@@ -2,7 +2,7 @@ import { uuidv7 } from '../domain/ids.ts';
 import { PriceList } from '../domain/pricing.ts';
 import type { MessageStatus } from '../domain/status.ts';
 import { findCampaign, insertCampaign } from '../../store/campaigns.ts';
-import { type Channel, findChannel } from '../../store/channels.ts';
+import type { Channel } from '../../store/channels.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
   countByStatus,
@@ -63,7 +63,7 @@ export class MessagingService {
 
   constructor(
     private readonly store: Store,
-    tenancy: TenancyService,
+    private readonly tenancy: TenancyService,
     private readonly options: MessagingOptions,
     /** What runs in the transaction of every message event. */
     readonly consumers: EventConsumers,
@@ -107,7 +107,7 @@ export class MessagingService {
   async channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
     const cached = this.channels.get(id, now);
     if (cached) return cached;
-    const channel = (await findChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
+    const channel = (await this.tenancy.readChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
     this.channels.set(id, channel, now);
     return channel;
   }
@@ -239,6 +239,11 @@ export class MessagingService {
 
   updateStatuses(changes: StatusChange[]): Promise<boolean[]> {
     return this.statusWriter.submitMany(changes);
+  }
+
+  /** Applies status changes in the caller's transaction. */
+  applyStatusIn(db: Db, changes: StatusChange[]): Promise<AppliedChanges> {
+    return applyStatusChanges(db, this.store.dialect, changes, async (cid) => (await this.channel(cid, db)).type, this.consumers);
   }
 
   /** Applies status changes in their own transaction right away. */

@@ -1,7 +1,7 @@
 import { utcDay, utcMonthStart } from '../domain/dates.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
-import { type Channel, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
+import { type Channel, channelsWithSecretsInClear, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
 import {
   type Credential,
@@ -21,6 +21,7 @@ import {
   updateOrganisation,
 } from '../../store/organisations.ts';
 import { fail } from '../errors.ts';
+import { openChannel, sealChannel, type SecretSealer } from './channel-secrets.ts';
 import { generateApiKey, generateWebhookSecret, hashApiKey, keyPrefix } from './keys.ts';
 
 export interface ChannelInput {
@@ -57,7 +58,28 @@ const SECRET_ROTATION_OVERLAP_MS = 24 * 3_600_000;
 export class TenancyService {
   private readonly channelListeners: Array<(channelId: string) => void> = [];
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Seals webhook signing secrets at rest. */
+    private readonly box: SecretSealer,
+  ) {}
+
+  /** A channel as stored, read through `db` (inside a transaction, its executor). */
+  async readChannel(db: Db, id: string): Promise<Channel | null> {
+    const c = await findChannel(db, id);
+    return c ? openChannel(c, this.box) : null;
+  }
+
+  /**
+   * Seals the webhook signing secrets that older versions stored in clear; answers how many channels it sealed.
+   * Without TERN_SECRET_KEY nothing can be sealed, and nothing is.
+   */
+  async sealSecretsInClear(): Promise<number> {
+    if (!this.box.available) return 0;
+    const plain = await channelsWithSecretsInClear(this.db);
+    for (const c of plain) await saveChannel(this.db, sealChannel(c, this.box));
+    return plain.length;
+  }
 
   private get db(): Db {
     return this.store.db;
@@ -144,24 +166,24 @@ export class TenancyService {
       state: 'ACTIVE',
       createdAt: now,
     };
-    await insertChannel(this.db, channel);
+    await insertChannel(this.db, sealChannel(channel, this.box));
     this.channelChanged(channel.id);
     return channel;
   }
 
   private async checkFallbackChannel(organisationId: string, channelId: string): Promise<void> {
-    const fallback = await findChannel(this.db, channelId);
+    const fallback = await this.readChannel(this.db, channelId);
     if (!fallback || fallback.organisationId !== organisationId || fallback.type !== 'SMS') {
       fail('INVALID_REQUEST', 'fallbackSmsChannelId must be an SMS channel of the same organisation');
     }
   }
 
   async getChannel(id: string): Promise<Channel> {
-    return (await findChannel(this.db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
+    return (await this.readChannel(this.db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
   }
 
-  listChannels(organisationIds: string[]): Promise<Channel[]> {
-    return listChannels(this.db, organisationIds);
+  async listChannels(organisationIds: string[]): Promise<Channel[]> {
+    return (await listChannels(this.db, organisationIds)).map((c) => openChannel(c, this.box));
   }
 
   async updateChannel(id: string, patch: ChannelPatch): Promise<Channel> {
@@ -171,7 +193,7 @@ export class TenancyService {
     for (const [key, value] of Object.entries(patch)) {
       if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
     }
-    await saveChannel(this.db, next);
+    await saveChannel(this.db, sealChannel(next, this.box));
     this.channelChanged(id);
     return next;
   }
@@ -185,7 +207,7 @@ export class TenancyService {
       webhookSecretPrevious: channel.webhookSecret,
       webhookSecretPreviousUntil: now + SECRET_ROTATION_OVERLAP_MS,
     };
-    await saveChannel(this.db, next);
+    await saveChannel(this.db, sealChannel(next, this.box));
     this.channelChanged(id);
     return next;
   }

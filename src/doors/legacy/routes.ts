@@ -2,9 +2,9 @@ import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../core/services.ts';
-import { CoreError } from '../../core/errors.ts';
+import { CoreError, RateLimitedError } from '../../core/errors.ts';
 import { legacyFailureOf, legacyLine } from './errors.ts';
-import { type LegacyParams, LegacyService } from './service.ts';
+import { CLIENT_ADDRESS, type LegacyParams, LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -60,6 +60,7 @@ function paramsOf(req: FastifyRequest): LegacyParams {
   };
   take(req.query);
   take(req.body);
+  out[CLIENT_ADDRESS] = req.ip;
   return out;
 }
 
@@ -71,7 +72,7 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
   void app.register(async (scope) => {
     // Forms are parsed here only: the JSON routes keep answering 415 to them.
     await scope.register(formbody);
-    const legacy = new LegacyService(services.auth, services.tenancy, services.messaging, services.voice, services.funds);
+    const legacy = new LegacyService(services.access, services.tenancy, services.messaging, services.voice, services.funds);
     const tags = ['Legacy HTTP 1.6'];
 
     scope.setErrorHandler((err, _req, reply) => {
@@ -93,6 +94,7 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
         } catch (err) {
           const failure = legacyFailureOf(err, kind);
           if (failure.code === 31 && !(err instanceof CoreError)) req.log.error({ err }, 'legacy request failed');
+          if (err instanceof RateLimitedError) reply.header('retry-after', Math.max(1, Math.ceil((err.retryAt - Date.now()) / 1000)));
           return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
         }
       };

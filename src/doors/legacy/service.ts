@@ -5,7 +5,8 @@ import { type MessageStatus } from '../../core/domain/status.ts';
 import { type ChannelType, type Permission, rolesAllow, seesOrganisation } from '../../core/domain/tenancy.ts';
 import { analyseText, type TextEncoding, TextError } from '../../core/domain/text.ts';
 import type { MessageRow } from '../../core/types.ts';
-import type { AuthService, Principal } from '../../core/tenancy/auth.ts';
+import type { AccessControl } from '../../core/tenancy/access.ts';
+import type { Principal } from '../../core/tenancy/auth.ts';
 import { CoreError, fail } from '../../core/errors.ts';
 import type { FundsService } from '../../core/billing/funds.ts';
 import { legacySmsIdOf, type LegacyExtra } from './callbacks.ts';
@@ -15,7 +16,10 @@ import type { VoiceService } from '../../core/voice/service.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 
 /** The parameters of a legacy call: query string and form fields, merged. */
-export type LegacyParams = Record<string, string | undefined>;
+/** The client's address, carried beside the parameters (a symbol: no parameter can be named so). */
+export const CLIENT_ADDRESS: unique symbol = Symbol('client address');
+
+export type LegacyParams = Record<string, string | undefined> & { [CLIENT_ADDRESS]?: string };
 
 export const LEGACY_REF_CLIENT_MAX = 40;
 export const LEGACY_MAX_GET_RECIPIENTS = 300;
@@ -49,7 +53,7 @@ function param(p: LegacyParams, name: string): string | undefined {
  */
 export class LegacyService {
   constructor(
-    private readonly auth: AuthService,
+    private readonly access: AccessControl,
     private readonly tenancy: TenancyService,
     private readonly messaging: MessagingService,
     private readonly voice: VoiceService,
@@ -65,7 +69,7 @@ export class LegacyService {
     if (token === undefined) fail('MISSING_API_KEY', 'accessToken: is required');
     let principal: Principal;
     try {
-      principal = await this.auth.authenticate(token);
+      ({ principal } = await this.access.enter('legacy', token, params[CLIENT_ADDRESS] ?? '', permission));
     } catch (err) {
       if (err instanceof CoreError && err.kind === 'INVALID_API_KEY') fail('INVALID_API_KEY', `accessToken: ${err.detail}`);
       throw err;

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { type ChannelType, type Permission, rolesAllow } from '../../core/domain/tenancy.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { Services } from '../../core/services.ts';
-import { fail, CoreError } from '../../core/errors.ts';
+import { fail, type Quota } from '../../core/errors.ts';
 
 function apiKeyOf(req: FastifyRequest): string | undefined {
   const v = req.headers['x-api-key'];
@@ -19,7 +19,8 @@ export async function authorize(
   permission: Permission,
   channelType?: ChannelType,
 ): Promise<Principal> {
-  const principal = await services.auth.authenticate(apiKeyOf(req));
+  const { principal, quota } = await services.access.enter('rest', apiKeyOf(req), req.ip, permission);
+  QUOTAS.set(req, quota);
   if (channelType && principal.channel.type !== channelType) {
     fail(
       'CHANNEL_TYPE_MISMATCH',
@@ -35,15 +36,14 @@ export async function authorize(
 /** The operator key (TERN_ADMIN_KEY) guards /admin/v1. */
 export async function requireAdmin(services: Services, req: FastifyRequest): Promise<void> {
   const key = apiKeyOf(req);
-  if (key === undefined || key === '') fail('MISSING_API_KEY', 'send the operator key in the X-Api-Key header');
-  if (services.auth.isAdminKey(key)) return;
-  try {
-    await services.auth.authenticate(key);
-  } catch (err) {
-    if (err instanceof CoreError) fail('INVALID_API_KEY', 'unknown operator key');
-    throw err;
-  }
-  fail('FORBIDDEN_ADMIN', 'a customer API key cannot use the operator API');
+  QUOTAS.set(req, await services.access.enterOperator(key === '' ? undefined : key, req.ip));
+}
+
+/** The traffic quota a request was counted against, for its RateLimit-* headers. */
+const QUOTAS = new WeakMap<FastifyRequest, Quota>();
+
+export function quotaOf(req: FastifyRequest): Quota | undefined {
+  return QUOTAS.get(req);
 }
 
 /** Base of `href` fields: TERN_PUBLIC_URL, else the address the client used. */

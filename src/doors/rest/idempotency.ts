@@ -36,7 +36,7 @@ export async function answerSend(
   if (key === null) return reply.code(201).send(await sendOnce());
   const idem = { scope: `${scope}:${channel.id}`, key, fingerprint: requestFingerprint(req.body) };
   const claim = await services.idempotency.claim(idem);
-  if (claim.state === 'replay') return reply.code(claim.answer.statusCode).send(claim.answer.body);
+  if (claim.state === 'replay') return reply.code(claim.answer.statusCode).header('idempotent-replayed', 'true').send(claim.answer.body);
   try {
     const base = baseUrl(services, req);
     return reply.code(201).send(

@@ -1,4 +1,4 @@
-import { type TSchema, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 
 export const ErrorBody = Type.Object(
   {
@@ -9,12 +9,20 @@ export const ErrorBody = Type.Object(
   { $id: 'Error', description: 'Every error Tern answers over REST' },
 );
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * A value or null. A primitive schema becomes `type: [t, "null"]`: with an `anyOf`, AJV's type coercion would turn a
+ * null into "" (or 0) in the first branch and never see the null one.
+ */
+export const Nullable = <T extends TSchema>(schema: T) => {
+  const s = schema as TSchema & { type?: unknown; enum?: unknown[] };
+  if (typeof s.type !== 'string') return Type.Union([schema, Type.Null()]);
+  return Type.Unsafe<Static<T> | null>({ ...s, type: [s.type, 'null'], ...(Array.isArray(s.enum) && { enum: [...s.enum, null] }) });
+};
 
 export const Money = Type.Object({ amount: Type.Number(), currency: Type.String() });
 
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
 };
 

@@ -1,8 +1,10 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { Services } from '../../core/services.ts';
+import { RateLimitedError, type Quota } from '../../core/errors.ts';
+import { quotaOf } from './access.ts';
 import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { adminConnectorRoutes } from './routes/admin-connectors.ts';
@@ -17,11 +19,24 @@ import { rcsRoutes } from './routes/rcs.ts';
 import { simulatorRoutes } from './routes/simulator.ts';
 import { smppAdminRoutes } from './routes/smpp-credentials.ts';
 import { smsRoutes } from './routes/sms.ts';
+import { trafficLimitRoutes } from './routes/traffic-limits.ts';
 import { voiceRoutes } from './routes/voice.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { ErrorBody } from './schemas.ts';
+import { registerTextGuard } from './text-guard.ts';
 
 const BODY_LIMIT = 1024 * 1024;
+
+/** RateLimit-Limit/-Remaining/-Reset (seconds to the window's end), and Retry-After when the request was refused. */
+function rateLimitHeaders(reply: FastifyReply, quota: Quota | undefined, retryAt?: number): void {
+  const now = Date.now();
+  if (quota) {
+    reply.header('ratelimit-limit', quota.limit);
+    reply.header('ratelimit-remaining', quota.remaining);
+    reply.header('ratelimit-reset', Math.max(0, Math.ceil((quota.resetAt - now) / 1000)));
+  }
+  if (retryAt !== undefined) reply.header('retry-after', Math.max(1, Math.ceil((retryAt - now) / 1000)));
+}
 
 export async function buildHttpServer(services: Services, logger: Logger): Promise<FastifyInstance> {
   const app: FastifyInstance = Fastify({
@@ -29,7 +44,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
     // Per-request log lines cost about 40 % of throughput on this class of machine; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
-    trustProxy: true,
+    trustProxy: services.config.trustProxy,
     return503OnClosing: true,
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false } },
   });
@@ -52,6 +67,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   app.setErrorHandler((err, req, reply) => {
+    if (err instanceof RateLimitedError) rateLimitHeaders(reply, err.quota, err.retryAt);
     const { status, body } = toErrorReply(err as FastifyError, req);
     if (status >= 500) req.log.error({ err, url: req.url, method: req.method }, 'request failed');
     return reply.code(status).send(body);
@@ -61,12 +77,19 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
     reply.code(404).send(errorPayload('ROUTE_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
   );
 
+  app.addHook('onSend', async (req, reply) => {
+    const quota = quotaOf(req);
+    if (quota && !reply.hasHeader('ratelimit-limit')) rateLimitHeaders(reply, quota);
+  });
+
   const { metrics } = services;
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.httpRequests.inc({ method: req.method, route, status: reply.statusCode });
     metrics.httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
   });
+
+  registerTextGuard(app, (url) => url.startsWith('/http/'));
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
@@ -84,6 +107,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   blacklistRoutes(app, services);
   simulatorRoutes(app, services);
   smppAdminRoutes(app, services);
+  trafficLimitRoutes(app, services);
   connectorRoutes(app, services);
 
   return app;

@@ -29,6 +29,10 @@ import type { MessagingService } from '../../core/messaging/service.ts';
 import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
 import { activeCredentialsOfChannels, type SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
+import type { AccessControl } from '../../core/tenancy/access.ts';
+
+/** A bind refused for its credentials is answered this late, then its connection closed: guessing costs time. */
+const FAILED_BIND_ANSWER_MS = 1_000;
 
 /**
  * The SMPP door into the messaging service: binds checked against SMPP credentials, submits sent through
@@ -90,6 +94,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     private readonly messaging: MessagingService,
     readonly credentials: SmppCredentialService,
     private readonly outbox: SmppOutbox,
+    private readonly access: AccessControl,
     private readonly logger: Logger,
     opts: SmppGatewayOptions = {},
   ) {
@@ -102,10 +107,18 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   }
 
   async bind(req: SmppBindRequest): Promise<SmppBindResult<SmppGatewayPrincipal>> {
+    const refusedUntil = await this.access.smppBindRefusedUntil(req.remoteAddress, req.systemId);
+    if (refusedUntil !== null) {
+      this.logger.info({ systemId: req.systemId, remote: req.remoteAddress, until: new Date(refusedUntil).toISOString() }, 'smpp bind refused: locked out after failed binds');
+      return { ok: false, status: SmppStatus.ESME_RBINDFAIL, answerAfterMs: FAILED_BIND_ANSWER_MS, close: true };
+    }
     const auth = await this.credentials.authenticate(req.systemId, req.password, req.remoteAddress);
+    if (!auth.ok && (auth.reason === 'UNKNOWN_SYSTEM_ID' || auth.reason === 'WRONG_PASSWORD')) {
+      await this.access.smppBindFailed(req.remoteAddress, req.systemId);
+      const status = auth.reason === 'UNKNOWN_SYSTEM_ID' ? SmppStatus.ESME_RINVSYSID : SmppStatus.ESME_RINVPASWD;
+      return { ok: false, status, answerAfterMs: FAILED_BIND_ANSWER_MS, close: true };
+    }
     if (!auth.ok) {
-      if (auth.reason === 'UNKNOWN_SYSTEM_ID') return { ok: false, status: SmppStatus.ESME_RINVSYSID };
-      if (auth.reason === 'WRONG_PASSWORD') return { ok: false, status: SmppStatus.ESME_RINVPASWD };
       this.logger.info({ systemId: req.systemId, remote: req.remoteAddress, reason: auth.reason }, 'smpp bind refused');
       return { ok: false, status: SmppStatus.ESME_RBINDFAIL };
     }

@@ -29,7 +29,11 @@ export interface SmppPrincipal {
  * Refusals use SMPP command_status values: ESME_RINVPASWD (wrong password), ESME_RINVSYSID (unknown system_id),
  * ESME_RBINDFAIL (credential disabled).
  */
-export type SmppBindResult<P extends SmppPrincipal> = { ok: true; principal: P } | { ok: false; status: number };
+/**
+ * A refused bind may ask to be answered late and the connection closed (a failed authentication: guessing is slowed
+ * down to one try a connection and a second).
+ */
+export type SmppBindResult<P extends SmppPrincipal> = { ok: true; principal: P } | { ok: false; status: number; answerAfterMs?: number; close?: boolean };
 
 /**
  * Suggested command_status for submit refusals: insufficient credit ESME_RSUBMITFAIL (0x45), invalid destination

@@ -47,6 +47,11 @@ export interface SmppServerOptions<P extends SmppPrincipal> extends SessionTunin
   concatTimeoutMs?: number;
   /** Concatenated messages being assembled at once, all credentials together. */
   maxPendingConcat?: number;
+  /** Octets of parts waiting for the rest of their message, all credentials together. */
+  maxConcatBytes?: number;
+  /** Parts and octets one credential may have waiting; beyond, its parts get ESME_RMSGQFUL, nobody else's. */
+  maxConcatPartsPerCredential?: number;
+  maxConcatBytesPerCredential?: number;
   onMetric?: SmppMetricHook;
   /** Clock for throttling and relative SMPP times. */
   now?: () => number;
@@ -111,6 +116,9 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     allocateMessageId: () => handler.allocateMessageId(),
     ...(options.concatTimeoutMs !== undefined && { timeoutMs: options.concatTimeoutMs }),
     ...(options.maxPendingConcat !== undefined && { maxPending: options.maxPendingConcat }),
+    ...(options.maxConcatBytes !== undefined && { maxBytes: options.maxConcatBytes }),
+    ...(options.maxConcatPartsPerCredential !== undefined && { maxPartsPerOwner: options.maxConcatPartsPerCredential }),
+    ...(options.maxConcatBytesPerCredential !== undefined && { maxBytesPerOwner: options.maxConcatBytesPerCredential }),
     onExpire: ({ messageId, received, total, meta }) => {
       const { principal, fields, destination } = meta;
       log.info({ systemId: principal.systemId, messageId, received, total }, 'smpp concatenated message expired');
@@ -152,6 +160,9 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     if (!result.ok) {
       metric('smpp_bind_failures_total', { system_id: systemId, status: hex(result.status) });
       log.info({ systemId, mode, remote: conn.session.remoteAddress, status: hex(result.status) }, 'smpp bind refused');
+      if (result.answerAfterMs) await new Promise((r) => setTimeout(r, result.answerAfterMs));
+      // Closed once the answer is written: another guess needs another connection.
+      if (result.close) setImmediate(() => void conn.session.close());
       return { status: result.status };
     }
     const p = result.principal;
@@ -195,10 +206,15 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       return submitResult(r);
     }
     const key = concatKey(p.key, fields.source.addr, destination.addr, concat.ref);
-    const added = assembler.add(key, concat, payload, fields.dataCoding, { principal: p, fields, destination });
+    const added = assembler.add(key, concat, payload, fields.dataCoding, { principal: p, fields, destination }, p.key);
     switch (added.kind) {
       case 'full':
-        log.warn({ systemId: p.systemId, pending: assembler.size }, 'smpp reassembly table full');
+        log.warn({ systemId: p.systemId, pending: assembler.size, bytes: assembler.pendingBytes }, 'smpp reassembly table full');
+        metric('smpp_errors_total', { system_id: p.systemId, command: 'submit_sm', reason: 'concat_full' });
+        return { status: SmppStatus.ESME_RMSGQFUL };
+      case 'over-budget':
+        log.warn({ systemId: p.systemId, ...assembler.usageOf(p.key) }, 'smpp credential has as many parts waiting as it may');
+        metric('smpp_errors_total', { system_id: p.systemId, command: 'submit_sm', reason: 'concat_budget' });
         return { status: SmppStatus.ESME_RMSGQFUL };
       case 'inconsistent':
         return { status: SmppStatus.ESME_RSUBMITFAIL };

@@ -83,13 +83,4 @@ export function receiptErrorCode(stat: ReceiptStat, detail: string | null): numb
   return (detail !== null && ERROR_CODES[detail]) || OTHER_ERROR;
 }
 
-/**
- * TON/NPI for an address Tern sends in a deliver_sm: a full international number (7 digits or more) is TON 1 NPI 1
- * (ESMEs such as Kannel show it with a +), a shorter all-digit number is a short code (TON 3, network specific),
- * anything else is alphanumeric (TON 5).
- */
-export function smppAddressOf(value: string): { addr: string; ton: number; npi: number } {
-  if (/^\d{7,}$/.test(value)) return { addr: value, ton: 1, npi: 1 };
-  if (/^\d+$/.test(value)) return { addr: value, ton: 3, npi: 0 };
-  return { addr: value, ton: 5, npi: 0 };
-}
+export { smppAddressOf } from '../../protocols/smpp/address.ts';

@@ -25,8 +25,10 @@ export type ConcatAddResult<M> =
   | { kind: 'complete'; messageId: string; text: string; total: number; meta: M }
   /** The part's total disagrees with the assembly's. */
   | { kind: 'inconsistent'; messageId: string }
-  /** Too many assemblies pending: the part is refused. */
-  | { kind: 'full' };
+  /** Too many assemblies or bytes pending in all: the part is refused. */
+  | { kind: 'full' }
+  /** Its owner (a credential) holds as many parts or bytes pending as it may: its part is refused, nobody else's. */
+  | { kind: 'over-budget' };
 
 export interface ExpiredAssembly<M> {
   key: string;
@@ -40,7 +42,18 @@ export interface ConcatAssemblerOptions<M> {
   allocateMessageId: () => string;
   onExpire: (assembly: ExpiredAssembly<M>) => void;
   timeoutMs?: number;
+  /** Assemblies pending in all. */
   maxPending?: number;
+  /** Octets of parts pending in all. */
+  maxBytes?: number;
+  /** Parts and octets one owner may have pending. */
+  maxPartsPerOwner?: number;
+  maxBytesPerOwner?: number;
+}
+
+interface Usage {
+  parts: number;
+  bytes: number;
 }
 
 interface Part {
@@ -49,6 +62,8 @@ interface Part {
 }
 
 interface Assembly<M> {
+  owner: string;
+  bytes: number;
   messageId: string;
   total: number;
   parts: Map<number, Part>;
@@ -57,29 +72,67 @@ interface Assembly<M> {
   timer: NodeJS.Timeout;
 }
 
+/**
+ * Parts wait in memory, within budgets: per owner (a credential: one that floods the table is refused alone, with
+ * its parts and octets counted) and in all (assemblies and octets), so memory stays bounded whoever sends what.
+ */
 export class ConcatAssembler<M> {
   private readonly pending = new Map<string, Assembly<M>>();
+  private readonly usage = new Map<string, Usage>();
+  private bytes = 0;
   private readonly timeoutMs: number;
   private readonly maxPending: number;
+  private readonly maxBytes: number;
+  private readonly maxPartsPerOwner: number;
+  private readonly maxBytesPerOwner: number;
 
   constructor(private readonly options: ConcatAssemblerOptions<M>) {
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.maxPending = options.maxPending ?? 10_000;
+    this.maxBytes = options.maxBytes ?? 64 * 2 ** 20;
+    this.maxPartsPerOwner = options.maxPartsPerOwner ?? 1_000;
+    this.maxBytesPerOwner = options.maxBytesPerOwner ?? 2 * 2 ** 20;
   }
 
   get size(): number {
     return this.pending.size;
   }
 
+  /** Octets of parts pending in all. */
+  get pendingBytes(): number {
+    return this.bytes;
+  }
+
+  /** Parts and octets an owner has pending. */
+  usageOf(owner: string): Usage {
+    return { ...(this.usage.get(owner) ?? { parts: 0, bytes: 0 }) };
+  }
+
+  private release(a: Assembly<M>): void {
+    const u = this.usage.get(a.owner);
+    if (u) {
+      u.parts -= a.parts.size;
+      u.bytes -= a.bytes;
+      if (u.parts <= 0) this.usage.delete(a.owner);
+    }
+    this.bytes -= a.bytes;
+  }
+
   /**
    * Adds one part: `payload` is its user data without the UDH, `meta` what the caller needs when the message is
-   * complete (taken from part 1, or from the first part received until part 1 arrives).
+   * complete (taken from part 1, or from the first part received until part 1 arrives); `owner` is whose budget it
+   * counts against.
    */
-  add(key: string, ref: ConcatRef, payload: Buffer, dataCoding: number, meta: M): ConcatAddResult<M> {
+  add(key: string, ref: ConcatRef, payload: Buffer, dataCoding: number, meta: M, owner = ''): ConcatAddResult<M> {
     let a = this.pending.get(key);
+    const u = this.usage.get(owner) ?? { parts: 0, bytes: 0 };
+    if (u.parts + 1 > this.maxPartsPerOwner || u.bytes + payload.length > this.maxBytesPerOwner) return { kind: 'over-budget' };
+    if (this.bytes + payload.length > this.maxBytes) return { kind: 'full' };
     if (!a) {
       if (this.pending.size >= this.maxPending) return { kind: 'full' };
       a = {
+        owner,
+        bytes: 0,
         messageId: this.options.allocateMessageId(),
         total: ref.total,
         parts: new Map(),
@@ -94,6 +147,11 @@ export class ConcatAssembler<M> {
     }
     if (a.parts.has(ref.seq)) return { kind: 'duplicate', messageId: a.messageId };
     a.parts.set(ref.seq, { payload, dataCoding });
+    a.bytes += payload.length;
+    this.bytes += payload.length;
+    u.parts++;
+    u.bytes += payload.length;
+    this.usage.set(owner, u);
     if (ref.seq === 1 && !a.metaFromFirstPart) {
       a.meta = meta;
       a.metaFromFirstPart = true;
@@ -103,6 +161,7 @@ export class ConcatAssembler<M> {
     }
     clearTimeout(a.timer);
     this.pending.delete(key);
+    this.release(a);
     return { kind: 'complete', messageId: a.messageId, text: assembleText(a), total: a.total, meta: a.meta };
   }
 
@@ -110,12 +169,15 @@ export class ConcatAssembler<M> {
   clear(): void {
     for (const a of this.pending.values()) clearTimeout(a.timer);
     this.pending.clear();
+    this.usage.clear();
+    this.bytes = 0;
   }
 
   private expire(key: string): void {
     const a = this.pending.get(key);
     if (!a) return;
     this.pending.delete(key);
+    this.release(a);
     this.options.onExpire({ key, messageId: a.messageId, received: a.parts.size, total: a.total, meta: a.meta });
   }
 }

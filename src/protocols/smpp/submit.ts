@@ -49,9 +49,11 @@ const UDHI = 0x40;
 
 /**
  * The parts of submit_sm, submit_multi and replace_sm shared by all destinations: text bytes, UDH or sar_*
- * concatenation, flags and times. Errors come back as the command_status to answer with.
+ * concatenation, flags and times. Errors come back as the command_status to answer with. A concatenation UDH
+ * numbered impossibly is an error (`strictConcat`, the default), or read as a plain message where being lenient is
+ * safer (what an operator hands over).
  */
-export function decodeSubmit(pdu: Pdu, now: Date): DecodeSubmitResult {
+export function decodeSubmit(pdu: Pdu, now: Date, opts: { strictConcat?: boolean } = {}): DecodeSubmitResult {
   const esmClass = num(pdu, 'esm_class');
   const shortMessage = buf(pdu, 'short_message') ?? Buffer.alloc(0);
   const messagePayload = buf(pdu, 'message_payload');
@@ -63,6 +65,9 @@ export function decodeSubmit(pdu: Pdu, now: Date): DecodeSubmitResult {
   if (esmClass & UDHI) {
     try {
       const udh = parseUdh(data);
+      if (udh.invalidConcat && !udh.concat && opts.strictConcat !== false) {
+        return { ok: false, status: SmppStatus.ESME_RINVMSGLEN, reason: 'a concatenation UDH numbered 0, or past its total' };
+      }
       if (udh.concat) concat = { ref: udh.concat.ref, total: udh.concat.total, seq: udh.concat.seq };
       data = data.subarray(udh.headerLength);
     } catch (e) {

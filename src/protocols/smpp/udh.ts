@@ -18,6 +18,8 @@ export interface ParsedUdh {
   /** Octets the header takes at the start of the user data, its length octet included. */
   headerLength: number;
   concat?: ConcatInfo;
+  /** A concatenation IE was there but numbered impossibly (total or sequence 0, sequence past the total). */
+  invalidConcat?: true;
 }
 
 export class UdhError extends Error {
@@ -50,7 +52,8 @@ export function buildConcatUdh(ref: number, total: number, seq: number, wide16bi
 
 /**
  * Reads the UDH at the start of `buf` (user data with UDHI set). Other IEs are skipped; a concatenation IE whose
- * total or sequence is 0, or whose sequence exceeds the total, is ignored as 23.040 says. Throws `UdhError` when
+ * total or sequence is 0, or whose sequence exceeds the total, is ignored as 23.040 says, and flagged
+ * (`invalidConcat`) for readers that refuse it. Throws `UdhError` when
  * the header or an IE runs past its bounds, or a concatenation IE has the wrong length.
  */
 export function parseUdh(buf: Uint8Array): ParsedUdh {
@@ -81,6 +84,7 @@ export function parseUdh(buf: Uint8Array): ParsedUdh {
       const seq = buf[data + expected - 1]!;
       // The last valid occurrence wins (23.040 §9.2.3.24: repeated IEs, the last one is used).
       if (total > 0 && seq > 0 && seq <= total) result.concat = { ref, total, seq, wide16bit };
+      else result.invalidConcat = true;
     }
     i = data + iedl;
   }

@@ -9,6 +9,8 @@ import * as smpp from './007-smpp.ts';
 import * as connectors from './008-connectors.ts';
 import * as rateWindows from './009-rate-windows.ts';
 import * as operators from './012-operators.ts';
+import * as smppConnectors from './015-smpp-connectors.ts';
+import * as trafficLimits from './016-traffic-limits.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +24,6 @@ export const migrations: Record<string, Migration> = {
   '008-connectors': connectors,
   '009-rate-windows': rateWindows,
   '012-operators': operators,
+  '015-smpp-connectors': smppConnectors,
+  '016-traffic-limits': trafficLimits,
 };

@@ -151,6 +151,37 @@ forEachDialect('webhooks', (dialect) => {
     }
   });
 
+  test('a message’s events arrive in the order they happened, even when an earlier one needs a retry', async () => {
+    // Retries a second apart: the next event of a message is due long before its first event's retry.
+    const own = await startTestServer(dialect, { TERN_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s' });
+    const flaky = await startReceiver();
+    // Each message's first event fails once (a receiver that hiccups).
+    const seen = new Set<string>();
+    flaky.respond = (r) => {
+      if (r.json?.status?.value !== 'ENROUTE' || seen.has(String(r.headers['webhook-id']))) return 200;
+      seen.add(String(r.headers['webhook-id']));
+      return 503;
+    };
+    try {
+      const t = await createTenant(own, { balance: 10 });
+      // Scheduled a moment ahead: each message reports ENROUTE when it goes, then DELIVERED.
+      const sentDate = new Date(Date.now() + 500).toISOString();
+      const ms = await Promise.all(Array.from({ length: 20 }, (_, i) => send(own, t, `33612341${String(i).padStart(3, '0')}`, { callbackUrlStatus: `${flaky.url}/s`, sentDate })));
+      const ids = new Set(ms.map((m) => m.messageId as string));
+      const delivered = () => flaky.delivered().filter((r) => ids.has(r.json?.messageId));
+      const both = (value: string) => new Set(delivered().filter((r) => r.json.status.value === value).map((r) => r.json.messageId)).size === ids.size;
+      await eventually(() => both('DELIVERED') && both('ENROUTE'), 30_000, 'every ENROUTE and DELIVERED');
+      assert.ok(flaky.requests.length >= 60, 'every first event was retried');
+      for (const id of ids) {
+        const got = delivered().filter((r) => r.json.messageId === id).map((r) => r.json.status.value);
+        assert.deepEqual(got.filter((v, i) => v !== got[i - 1]), ['ENROUTE', 'DELIVERED'], `${id}: ${got.join(' → ')}`);
+      }
+    } finally {
+      await flaky.close();
+      await own.stop();
+    }
+  });
+
   test('410 Gone stops retries; exhausting the schedule marks the delivery FAILED; replay sends it again', async () => {
     const gone = await startReceiver();
     gone.respond = (r) => (r.url === '/gone' ? 410 : 500);

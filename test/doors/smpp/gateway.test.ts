@@ -232,8 +232,17 @@ forEachDialect('SMPP gateway', (dialect) => {
     const rx = await Esme.bound(server.smppPort, 'bind_receiver', systemId, password);
     const third = await Esme.connect(server.smppPort);
     assert.equal((await third.call('bind_transceiver', { system_id: systemId, password })).command_status, SmppStatus.ESME_RBINDFAIL);
-    assert.equal((await third.call('bind_transceiver', { system_id: systemId, password: 'wrong' })).command_status, SmppStatus.ESME_RINVPASWD);
-    assert.equal((await third.call('bind_transceiver', { system_id: 'nobody', password })).command_status, SmppStatus.ESME_RINVSYSID);
+    // A wrong password or system_id is answered a second late, and the connection closed: one guess a connection.
+    for (const [fields, status] of [
+      [{ system_id: systemId, password: 'wrong' }, SmppStatus.ESME_RINVPASWD],
+      [{ system_id: 'nobody', password }, SmppStatus.ESME_RINVSYSID],
+    ] as const) {
+      const guess = await Esme.connect(server.smppPort);
+      const started = Date.now();
+      assert.equal((await guess.call('bind_transceiver', fields)).command_status, status);
+      assert.ok(Date.now() - started >= 900, 'answered late');
+      await eventually(() => guess.closed, 5_000, 'closed after a failed bind');
+    }
     // unbind frees a slot
     const unbound = await tx.call('unbind');
     assert.equal(unbound.command, 'unbind_resp');
@@ -836,6 +845,33 @@ forEachDialect('SMPP gateway', (dialect) => {
       return new RegExp(`tern_smpp_outbox_pending\\{system_id="${systemId}",kind="RECEIPT"\\} 1`).test(m) ? m : undefined;
     }, 15_000, 'pending gauge');
     assert.match(text, /# TYPE tern_smpp_outbox_pending gauge/);
+  });
+
+  test('reassembly budgets: a credential flooding first parts is refused alone; impossible UDH numbering is an error', async () => {
+    const flood = await smppTenant(server, { balance: 10 });
+    const calm = await smppTenant(server, { balance: 10 });
+    const flooder = await Esme.bound(server.smppPort, 'bind_transmitter', flood.systemId, flood.password);
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 1_050; i += 50) {
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          flooder.submit({ source_addr: 'ACME', destination_addr: `3361${String(i + j).padStart(7, '0')}`, esm_class: 0x40, short_message: Buffer.concat([udh8(1, 2, 1), Buffer.from('first half')]) }),
+        ),
+      );
+      for (const a of answers) statuses.set(a.command_status, (statuses.get(a.command_status) ?? 0) + 1);
+    }
+    assert.equal(statuses.get(0), 1_000, 'a thousand parts wait');
+    assert.equal(statuses.get(SmppStatus.ESME_RMSGQFUL), 50, 'the rest of this credential’s are refused');
+    // Another customer's long message goes through meanwhile.
+    const other = await Esme.bound(server.smppPort, 'bind_transceiver', calm.systemId, calm.password);
+    const p1 = await other.submit({ source_addr: 'ACME', destination_addr: '33612345678', esm_class: 0x40, short_message: Buffer.concat([udh8(9, 2, 1), Buffer.from('Hello ')]) });
+    const p2 = await other.submit({ source_addr: 'ACME', destination_addr: '33612345678', esm_class: 0x40, short_message: Buffer.concat([udh8(9, 2, 2), Buffer.from('world')]) });
+    assert.deepEqual([p1.command_status, p2.command_status], [0, 0]);
+    assert.equal((await message(server, calm.t, String(p1.message_id))).body.text, 'Hello world');
+    for (const bad of [udh8(3, 0, 1), udh8(3, 2, 0), udh8(3, 2, 3)]) {
+      const r = await other.submit({ source_addr: 'ACME', destination_addr: '33612345678', esm_class: 0x40, short_message: Buffer.concat([bad, Buffer.from('x')]) });
+      assert.equal(r.command_status, SmppStatus.ESME_RINVMSGLEN, bad.toString('hex'));
+    }
   });
 });
 

@@ -104,3 +104,21 @@ describe('ConcatAssembler', () => {
     a.clear();
   });
 });
+
+describe('ConcatAssembler budgets', () => {
+  it('refuses an owner past its parts or octets alone, bounds the octets of all, and gives budget back when messages complete', () => {
+    let n = 0;
+    const a = new ConcatAssembler<string>({ allocateMessageId: () => `m${++n}`, onExpire: () => {}, maxPartsPerOwner: 3, maxBytesPerOwner: 100, maxBytes: 150 });
+    for (let i = 0; i < 3; i++) assert.equal(a.add(`f${i}`, { ref: i, total: 2, seq: 1 }, gsm('x'), 0, '', 'flooder').kind, 'partial');
+    assert.deepEqual(a.add('f9', { ref: 9, total: 2, seq: 1 }, gsm('x'), 0, '', 'flooder'), { kind: 'over-budget' });
+    assert.equal(a.add('c1', { ref: 1, total: 2, seq: 1 }, gsm('y'), 0, '', 'calm').kind, 'partial', 'another owner is not affected');
+    assert.deepEqual(a.add('big', { ref: 2, total: 2, seq: 1 }, Buffer.alloc(101), 0, '', 'big'), { kind: 'over-budget' });
+    assert.equal(a.add('b1', { ref: 3, total: 2, seq: 1 }, Buffer.alloc(90), 0, '', 'b').kind, 'partial');
+    assert.deepEqual(a.add('b2', { ref: 4, total: 2, seq: 1 }, Buffer.alloc(90), 0, '', 'c'), { kind: 'full' }, 'all owners together stay under maxBytes');
+    assert.equal(a.add('f0', { ref: 0, total: 2, seq: 2 }, gsm('z'), 0, '', 'flooder').kind, 'over-budget', 'a part counts even when it completes');
+    assert.equal(a.add('c1', { ref: 1, total: 2, seq: 2 }, gsm('z'), 0, '', 'calm').kind, 'complete');
+    assert.deepEqual(a.usageOf('calm'), { parts: 0, bytes: 0 }, 'given back');
+    assert.equal(a.pendingBytes, 3 + 90);
+    a.clear();
+  });
+});

@@ -56,10 +56,10 @@ describe('parseUdh', () => {
     assert.deepEqual(parseUdh(Buffer.from([0x00])), { headerLength: 1 });
   });
 
-  it('ignores a concatenation IE with a zero or impossible sequence', () => {
-    assert.deepEqual(parseUdh(Buffer.from('050003010200', 'hex')), { headerLength: 6 });
-    assert.deepEqual(parseUdh(Buffer.from('050003010203', 'hex')), { headerLength: 6 });
-    assert.deepEqual(parseUdh(Buffer.from('050003010001', 'hex')), { headerLength: 6 });
+  it('ignores a concatenation IE with a zero or impossible sequence, and says so', () => {
+    assert.deepEqual(parseUdh(Buffer.from('050003010200', 'hex')), { headerLength: 6, invalidConcat: true });
+    assert.deepEqual(parseUdh(Buffer.from('050003010203', 'hex')), { headerLength: 6, invalidConcat: true });
+    assert.deepEqual(parseUdh(Buffer.from('050003010001', 'hex')), { headerLength: 6, invalidConcat: true });
   });
 
   it('throws on a malformed header', () => {

@@ -23,7 +23,7 @@ const ConnectorPatch = Type.Object({ enabled: Type.Optional(Type.Boolean()) }, {
 
 const LiveState = Type.Object(
   {
-    state: Type.String({ enum: ['CONNECTING', 'UP', 'THROTTLED', 'DOWN', 'NOT_RUNNING'] }),
+    state: Type.String({ enum: ['CONNECTING', 'UP', 'THROTTLED', 'DOWN', 'STANDBY', 'NOT_RUNNING'] }),
     since: Type.Optional(Type.String()),
     lastError: Type.Optional(Type.String()),
     binds: Type.Optional(Type.Integer()),
@@ -36,6 +36,7 @@ const LiveState = Type.Object(
     inbound: Type.Integer(),
     errors: Type.Record(Type.String(), Type.Integer(), { description: 'Refusals by code since the connector started on this node' }),
     unknownOutcomes: Type.Integer({ description: 'Submits whose outcome was lost with a connection (may arrive twice)' }),
+    repeatsRecognised: Type.Integer({ description: 'Submits repeated after a crash or a lost answer that the upstream recognised (Idempotent-Replayed) and did not send again' }),
     oldestQueuedSeconds: Type.Optional(Type.Number({ description: 'Age of the oldest message waiting for this connector' })),
   },
   { description: 'As seen by the node that answers' },
@@ -189,6 +190,7 @@ export function adminConnectorRoutes(app: FastifyInstance, services: Services): 
         inbound: live?.counters.inbound ?? 0,
         errors: live?.counters.errorsByCode ?? {},
         unknownOutcomes: live?.unknownOutcomes ?? 0,
+        repeatsRecognised: live?.repeatsRecognised ?? 0,
         ...(since !== undefined && { oldestQueuedSeconds: Math.max(0, Math.round((Date.now() - since) / 100) / 10) }),
       },
     };

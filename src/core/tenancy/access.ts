@@ -1,0 +1,179 @@
+import { Cache } from '../cache.ts';
+import { CoreError, type Quota, RateLimitedError, fail } from '../errors.ts';
+import type { ClusterRateLimiter } from '../rate-limit.ts';
+import type { Permission } from '../domain/tenancy.ts';
+import { type GroupLimits, groupOf, lockoutMs, ROUTE_GROUPS, type RouteGroup, STRIKES_KEPT_MS, type TrafficLimits } from '../domain/traffic.ts';
+import type { Store } from '../../store/db.ts';
+import { deleteLockoutsBefore, findLockout, listTrafficLimits, replaceTrafficLimits, saveLockout } from '../../store/traffic.ts';
+import type { AuthService, Principal } from './auth.ts';
+import { hashApiKey } from './keys.ts';
+
+export type Door = 'rest' | 'legacy' | 'smpp';
+
+export interface AccessOptions {
+  /** Limits of organisations that have none of their own. */
+  defaults: TrafficLimits;
+  /** Failed authentications a client address (or an SMPP system_id) may make in a minute before it is locked out. */
+  failuresPerMinute: number;
+  /** Told of each failed authentication, lockout and refusal (metrics). */
+  onFailure?: (door: Door) => void;
+  onLockout?: (door: Door) => void;
+  onLimited?: (group: RouteGroup) => void;
+}
+
+/** How long a node trusts what it read of a lockout or of an organisation's limits (another node may change them). */
+const LOCKOUT_CACHE_MS = 1_000;
+const LIMITS_CACHE_MS = 5_000;
+
+/**
+ * Who may come in, and how fast. Each request's key is authenticated and counted against its route group's limits,
+ * per key and per organisation, for the whole cluster (requests a second, in windows shared through the database).
+ * Client addresses — and SMPP system_ids — that fail to authenticate too often in a minute are locked out, for a
+ * minute at first and twice as long at each new burst (at most an hour); while an address is locked out, only keys
+ * that this node has already seen succeed from it get in, so guessing learns nothing and a neighbour behind the same
+ * address keeps working.
+ */
+export class AccessControl {
+  /** `address|key hash` pairs that authenticated. */
+  private readonly known = new Cache<string, true>({ capacity: 100_000, ttlMs: 3_600_000 });
+  private readonly lockouts = new Cache<string, number>({ capacity: 100_000, ttlMs: LOCKOUT_CACHE_MS });
+  private readonly limits = new Cache<string, TrafficLimits>({ capacity: 100_000, ttlMs: LIMITS_CACHE_MS });
+
+  constructor(
+    private readonly store: Store,
+    private readonly auth: AuthService,
+    private readonly limiter: ClusterRateLimiter,
+    private readonly opts: AccessOptions,
+  ) {}
+
+  /** A customer request with `key` from `address` to do `permission`: its principal, and the quota left. */
+  async enter(door: Door, key: string | undefined, address: string, permission: Permission, now = Date.now()): Promise<{ principal: Principal; quota: Quota }> {
+    const knownPair = key ? `${address}|${hashApiKey(key)}` : null;
+    await this.guard(address, knownPair, now);
+    let principal: Principal;
+    try {
+      principal = await this.auth.authenticate(key, now);
+    } catch (err) {
+      if (err instanceof CoreError && (err.kind === 'INVALID_API_KEY' || err.kind === 'MISSING_API_KEY')) await this.failed(door, address, now);
+      throw err;
+    }
+    if (knownPair) this.known.set(knownPair, true, now);
+    const quota = await this.take(groupOf(permission), principal.credential.id, principal.channel.organisationId);
+    return { principal, quota };
+  }
+
+  /** An operator request (the operator API): limited per client address. A customer's key is refused, not counted as a failure. */
+  async enterOperator(key: string | undefined, address: string, now = Date.now()): Promise<Quota> {
+    const knownPair = key ? `${address}|${hashApiKey(key)}` : null;
+    await this.guard(address, knownPair, now);
+    if (!this.auth.isAdminKey(key)) {
+      const customer = key ? await this.auth.authenticate(key, now).then(() => true, () => false) : false;
+      if (customer) fail('FORBIDDEN_ADMIN', 'a customer API key cannot use the operator API');
+      await this.failed('rest', address, now);
+      return fail(key ? 'INVALID_API_KEY' : 'MISSING_API_KEY', key ? 'unknown operator key' : 'send the operator key in the X-Api-Key header');
+    }
+    if (knownPair) this.known.set(knownPair, true, now);
+    const limit = this.opts.defaults.admin.perKey;
+    const r = await this.limiter.take(`admin:address:${address}`, 1, { limit, windowMs: 1_000 });
+    if (!r.ok) throw this.limited('admin', `more than ${limit} operator requests a second from ${address}`, r.retryAt, { limit, remaining: 0, resetAt: r.resetAt });
+    return { limit, remaining: r.remaining, resetAt: r.resetAt };
+  }
+
+  /**
+   * An SMPP bind from `address` as `systemId`: null when it may be tried, else until when it is refused (the address
+   * or the system_id is locked out).
+   */
+  async smppBindRefusedUntil(address: string, systemId: string, now = Date.now()): Promise<number | null> {
+    const until = Math.max(await this.lockedUntil(address, now), await this.lockedUntil(`smpp:${systemId}`, now));
+    return until > now ? until : null;
+  }
+
+  /** An SMPP bind failed for its credentials: counted against the address and the system_id. */
+  async smppBindFailed(address: string, systemId: string, now = Date.now()): Promise<void> {
+    await this.failed('smpp', address, now);
+    if (systemId !== '') await this.failed('smpp', `smpp:${systemId}`, now);
+  }
+
+  private async guard(address: string, knownPair: string | null, now: number): Promise<void> {
+    const until = await this.lockedUntil(address, now);
+    if (until > now && !(knownPair && this.known.get(knownPair, now))) {
+      throw new RateLimitedError(`too many failed authentications from ${address}: refused until ${new Date(until).toISOString()}`, until);
+    }
+  }
+
+  private async lockedUntil(subject: string, now: number): Promise<number> {
+    const cached = this.lockouts.get(subject, now);
+    if (cached !== undefined) return cached;
+    const row = await findLockout(this.store.db, subject);
+    const until = row ? Number(row.locked_until) : 0;
+    this.lockouts.set(subject, until, now);
+    return until;
+  }
+
+  /** One failed authentication of `subject` (an address, or `smpp:<system_id>`); a burst too many locks it out. */
+  private async failed(door: Door, subject: string, now: number): Promise<void> {
+    this.opts.onFailure?.(door);
+    const r = await this.limiter.take(`authfail:${subject}`, 1, { limit: this.opts.failuresPerMinute, windowMs: 60_000 });
+    if (r.ok) return;
+    const previous = await findLockout(this.store.db, subject);
+    if (previous && Number(previous.locked_until) > now) return;
+    const strikes = previous && now - Number(previous.updated_at) < STRIKES_KEPT_MS ? previous.strikes + 1 : 1;
+    const until = now + lockoutMs(strikes);
+    await saveLockout(this.store.db, { address: subject, strikes, locked_until: until, updated_at: now });
+    this.lockouts.set(subject, until, now);
+    this.opts.onLockout?.(door);
+  }
+
+  private limited(group: RouteGroup, reason: string, retryAt: number, quota: Quota): RateLimitedError {
+    this.opts.onLimited?.(group);
+    return new RateLimitedError(reason, retryAt, quota);
+  }
+
+  private async take(group: RouteGroup, credentialId: string, organisationId: string): Promise<Quota> {
+    const limits = (await this.limitsOf(organisationId))[group];
+    const perKey = await this.limiter.take(`${group}:key:${credentialId}`, 1, { limit: limits.perKey, windowMs: 1_000 });
+    if (!perKey.ok) {
+      throw this.limited(group, `more than ${limits.perKey} ${group} requests a second with this key`, perKey.retryAt, { limit: limits.perKey, remaining: 0, resetAt: perKey.resetAt });
+    }
+    const perOrganisation = await this.limiter.take(`${group}:organisation:${organisationId}`, 1, { limit: limits.perOrganisation, windowMs: 1_000 });
+    if (!perOrganisation.ok) {
+      throw this.limited(group, `more than ${limits.perOrganisation} ${group} requests a second for this organisation`, perOrganisation.retryAt, {
+        limit: limits.perOrganisation,
+        remaining: 0,
+        resetAt: perOrganisation.resetAt,
+      });
+    }
+    // The tighter of the two is what the client can still count on.
+    return perKey.remaining <= perOrganisation.remaining
+      ? { limit: limits.perKey, remaining: perKey.remaining, resetAt: perKey.resetAt }
+      : { limit: limits.perOrganisation, remaining: perOrganisation.remaining, resetAt: perOrganisation.resetAt };
+  }
+
+  /** An organisation's limits: its own where it has some, the defaults elsewhere. */
+  async limitsOf(organisationId: string, now = Date.now()): Promise<TrafficLimits> {
+    const cached = this.limits.get(organisationId, now);
+    if (cached) return cached;
+    const own = await listTrafficLimits(this.store.db, organisationId);
+    const merged: Record<RouteGroup, GroupLimits> = { ...this.opts.defaults };
+    for (const r of own) if (ROUTE_GROUPS.includes(r.route_group as RouteGroup)) merged[r.route_group as RouteGroup] = { perKey: r.per_key, perOrganisation: r.per_organisation };
+    this.limits.set(organisationId, merged, now);
+    return merged;
+  }
+
+  /** Sets an organisation's own limits (groups left out take the defaults again); other nodes see them within 5 s. */
+  async setLimits(organisationId: string, own: Partial<Record<RouteGroup, GroupLimits>>): Promise<TrafficLimits> {
+    await replaceTrafficLimits(
+      this.store.db,
+      organisationId,
+      Object.entries(own).map(([group, l]) => ({ organisation_id: organisationId, route_group: group, per_key: l!.perKey, per_organisation: l!.perOrganisation })),
+    );
+    this.limits.delete(organisationId);
+    return this.limitsOf(organisationId);
+  }
+
+  /** Lockouts without a strike for a day are forgotten (a pruning task). */
+  prune(now: number): Promise<number> {
+    return deleteLockoutsBefore(this.store.db, now - STRIKES_KEPT_MS);
+  }
+}
+
