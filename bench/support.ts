@@ -35,7 +35,9 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
   const dir = mkdtempSync(join(tmpdir(), 'tern-bench-'));
   const httpPort = await freePort();
   const smppPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+  // BENCH_NODE_ARGS: extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile it.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'], {
     env: {
       ...process.env,
       TERN_HTTP_HOST: '127.0.0.1',

@@ -4,6 +4,9 @@ import { DEFAULT_TRAFFIC_LIMITS, parseTrafficLimits, type TrafficLimits } from '
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
+/** `pretty`: human-readable lines; `json`: one JSON object a line; null: pretty on a terminal, JSON otherwise. */
+export type LogFormat = 'pretty' | 'json';
+
 export interface SimulatorConfig {
   /** Delay before the simulated operator answers a submit, in ms. */
   submitLatencyMs: number;
@@ -19,12 +22,17 @@ export interface TernConfig {
   smppTlsPort: number | null;
   smppTlsCert: string | null;
   smppTlsKey: string | null;
+  /** The same application over TLS (PEM files, reloaded when they change), on the HTTP host. */
+  httpsPort: number | null;
+  httpsCert: string | null;
+  httpsKey: string | null;
   databaseUrl: string;
   adminKey: string | null;
   /** Encrypts secrets kept in the database (operator passwords and API keys, webhook signing secrets). */
   secretKey: string | null;
   publicUrl: string | null;
   logLevel: LogLevel;
+  logFormat: LogFormat | null;
   webhookAllowPrivate: boolean;
   webhookRetrySchedule: string;
   /** Validity of a message at the operator before it expires, in seconds. */
@@ -75,11 +83,15 @@ const SETTINGS = {
   TERN_SMPP_TLS_PORT: 'smppTlsPort',
   TERN_SMPP_TLS_CERT: 'smppTlsCert',
   TERN_SMPP_TLS_KEY: 'smppTlsKey',
+  TERN_HTTPS_PORT: 'httpsPort',
+  TERN_HTTPS_CERT: 'httpsCert',
+  TERN_HTTPS_KEY: 'httpsKey',
   TERN_DATABASE_URL: 'databaseUrl',
   TERN_ADMIN_KEY: 'adminKey',
   TERN_SECRET_KEY: 'secretKey',
   TERN_PUBLIC_URL: 'publicUrl',
   TERN_LOG_LEVEL: 'logLevel',
+  TERN_LOG_FORMAT: 'logFormat',
   TERN_WEBHOOK_ALLOW_PRIVATE: 'webhookAllowPrivate',
   TERN_WEBHOOK_RETRY_SCHEDULE: 'webhookRetrySchedule',
   TERN_MESSAGE_VALIDITY_SECONDS: 'messageValiditySeconds',
@@ -193,6 +205,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('TERN_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   }
+  const logFormat = str('TERN_LOG_FORMAT', null)?.toLowerCase() ?? null;
+  if (logFormat !== null && logFormat !== 'pretty' && logFormat !== 'json') {
+    throw new ConfigError('TERN_LOG_FORMAT', 'must be pretty (human-readable lines) or json');
+  }
   const secretKey = str('TERN_SECRET_KEY', null);
   if (secretKey !== null && secretKey.length < 32) {
     throw new ConfigError('TERN_SECRET_KEY', 'must be at least 32 characters long (e.g. `openssl rand -base64 32`)');
@@ -209,6 +225,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
   const smppTlsKey = str('TERN_SMPP_TLS_KEY', null);
   if (smppTlsPort !== null && (smppTlsCert === null || smppTlsKey === null)) {
     throw new ConfigError('TERN_SMPP_TLS_PORT', 'needs TERN_SMPP_TLS_CERT and TERN_SMPP_TLS_KEY (PEM file paths)');
+  }
+  const httpsPort = int('TERN_HTTPS_PORT', null, 0, 65535);
+  const httpsCert = str('TERN_HTTPS_CERT', null);
+  const httpsKey = str('TERN_HTTPS_KEY', null);
+  if (httpsPort !== null && (httpsCert === null || httpsKey === null)) {
+    throw new ConfigError('TERN_HTTPS_PORT', 'needs TERN_HTTPS_CERT and TERN_HTTPS_KEY (PEM file paths)');
+  }
+  if (httpsPort === null && (httpsCert !== null || httpsKey !== null)) {
+    throw new ConfigError(httpsCert !== null ? 'TERN_HTTPS_CERT' : 'TERN_HTTPS_KEY', 'is set but TERN_HTTPS_PORT is not: HTTPS needs a port');
   }
   const sqliteSynchronous = str('TERN_SQLITE_SYNCHRONOUS', 'NORMAL')!.toUpperCase();
   if (sqliteSynchronous !== 'NORMAL' && sqliteSynchronous !== 'FULL') {
@@ -233,11 +258,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     smppTlsPort,
     smppTlsCert,
     smppTlsKey,
+    httpsPort,
+    httpsCert,
+    httpsKey,
     databaseUrl,
     adminKey,
     secretKey,
     publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
     logLevel,
+    logFormat: logFormat as LogFormat | null,
     webhookAllowPrivate: bool('TERN_WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetrySchedule: retrySchedule,
     messageValiditySeconds: int('TERN_MESSAGE_VALIDITY_SECONDS', 172_800, 1, 30 * 86_400)!,

@@ -1,47 +1,31 @@
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { createOutput } from './log-format.ts';
+import { startupAnnouncements } from './startup-report.ts';
 
 const USAGE = `usage: tern serve [--demo]
 
   serve     start the HTTP API (and the SMPP server) with the configuration from TERN_* variables
-  --demo    also create, on first start, a demo organisation with an SMS channel and an API key,
-            and allow webhooks to private addresses (local receivers)`;
+  --demo    also create, on first start, a demo organisation with an SMS, an RCS and a VOICE channel
+            and a key for each, and allow webhooks to private addresses (local receivers)`;
 
 async function serve(args: string[]): Promise<void> {
   const demo = args.includes('--demo');
   const env = { ...process.env };
   if (demo && env.TERN_WEBHOOK_ALLOW_PRIVATE === undefined) env.TERN_WEBHOOK_ALLOW_PRIVATE = 'true';
   const config = loadConfig(env);
-  const app = await createApp(config, { demo });
+  const output = createOutput(config);
+  const app = await createApp(config, { demo, logger: output.logger });
   const log = app.logger;
   if (demo && config.webhookAllowPrivate) {
     log.warn('demo profile: webhooks to private and loopback addresses are allowed (TERN_WEBHOOK_ALLOW_PRIVATE=true)');
   }
-  const { httpPort } = await app.start();
+  const { httpPort, httpsPort } = await app.start();
   const base = config.publicUrl ?? `http://localhost:${httpPort}`;
-  log.info({ httpPort, database: app.store.dialect }, `Tern listening on ${base}`);
-
-  const lines: string[] = [];
-  if (app.adminKey.generated) {
-    lines.push(`Operator key (TERN_ADMIN_KEY), shown once, keep it: ${app.adminKey.generated}`);
-  }
-  if (app.demo?.apiKey) {
-    lines.push(
-      `Demo organisation ${app.demo.organisationId}, SMS channel ${app.demo.channelId}.`,
-      `Demo API key, shown once, keep it: ${app.demo.apiKey}`,
-      '',
-      'Try it:',
-      `  curl -s -H 'X-Api-Key: ${app.demo.apiKey}' ${base}/commons/v1/channels`,
-      `  curl -s -H 'X-Api-Key: ${app.demo.apiKey}' -H 'Content-Type: application/json' \\`,
-      `       -d '{"recipient":{"to":"33612345678"},"body":{"text":"Hello from Tern"}}' ${base}/sms/v1/messages`,
-    );
-  } else if (app.demo) {
-    lines.push(
-      `Demo organisation ${app.demo.organisationId} and channel ${app.demo.channelId} already exist; their key was printed on the first start.`,
-    );
-  }
-  lines.push(`API docs: ${base}/docs`);
-  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  const https = httpsPort === undefined ? '' : ` and https://localhost:${httpsPort}`;
+  log.info({ httpPort, ...(httpsPort !== undefined && { httpsPort }), database: app.store.dialect }, `Tern listening on ${base}${https} (API docs: ${base}/docs)`);
+  const facts = { base, adminKey: app.adminKey, adminKeyConfigured: config.adminKey !== null, demo: app.demo };
+  for (const a of startupAnnouncements(facts)) output.announce(a.msg, a.fields, a.lines);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

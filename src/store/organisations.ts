@@ -12,6 +12,10 @@ export interface Organisation {
   parentBilling: boolean;
   monthlyLimit: number | null;
   createdAt: number;
+  /** ISO 3166 alpha-2 country of the organisation's national numbers; null when it sends to international numbers only. */
+  defaultCountry: string | null;
+  /** IANA time zone in which dates written without an offset are read. */
+  timeZone: string;
 }
 
 export function toOrganisation(r: OrganisationTable): Organisation {
@@ -25,6 +29,8 @@ export function toOrganisation(r: OrganisationTable): Organisation {
     parentBilling: r.parent_billing === 1,
     monthlyLimit: r.monthly_limit,
     createdAt: r.created_at,
+    defaultCountry: r.default_country,
+    timeZone: r.time_zone,
   };
 }
 
@@ -41,6 +47,8 @@ export async function insertOrganisation(db: Db, o: Organisation): Promise<void>
       parent_billing: o.parentBilling ? 1 : 0,
       monthly_limit: o.monthlyLimit,
       created_at: o.createdAt,
+      default_country: o.defaultCountry,
+      time_zone: o.timeZone,
     })
     .execute();
 }
@@ -78,11 +86,16 @@ export async function listTreeIds(db: Db, rootId: string): Promise<string[]> {
 export async function updateOrganisation(
   db: Db,
   id: string,
-  patch: Partial<Pick<OrganisationTable, 'name' | 'state' | 'monthly_limit' | 'parent_billing'>>,
+  patch: Partial<Pick<OrganisationTable, 'name' | 'state' | 'monthly_limit' | 'parent_billing' | 'default_country' | 'time_zone'>>,
 ): Promise<void> {
   // An empty patch changes nothing (and `set({})` is no SQL at all).
   if (Object.keys(patch).length === 0) return;
   await db.updateTable('organisations').set(patch).where('id', '=', id).execute();
+}
+
+/** Where an organisation is: its default country and time zone. */
+export async function findOrganisationLocale(db: Db, id: string): Promise<Pick<OrganisationTable, 'default_country' | 'time_zone'> | null> {
+  return (await db.selectFrom('organisations').select(['default_country', 'time_zone']).where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
 /** Who pays for an organisation: its parent and whether the parent's balance is charged. */

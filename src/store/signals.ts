@@ -2,10 +2,13 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db, Dialect } from './schema.ts';
 
-/** The work queues a node can be woken for, and `config` for configuration changed by another node. */
-export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config';
+/**
+ * The work queues a node can be woken for, `config` for connectors and routes changed by another node, and
+ * `organisations` for organisation settings that nodes cache.
+ */
+export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations';
 
-const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config']);
+const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations']);
 
 type Listener = () => void;
 

@@ -50,6 +50,49 @@ export function parseApiDate(value: string): Date | null {
 
 const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** A date and time written without an offset: which instant it is depends on the time zone it is read in. */
+export interface LocalDateTime {
+  readonly local: WallClock;
+  /** Milliseconds past `local.second`. */
+  readonly ms: number;
+}
+
+/** A date a client asked for: an instant (written with an offset), or a local date and time. */
+export type RequestedDate = Date | LocalDateTime;
+
+const LOCAL_PARTS = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?$/;
+
+/**
+ * Parses an API date that is to be read in the caller's time zone when it has no offset: ISO 8601 with an offset is
+ * an instant, `YYYY-MM-DD[THH:mm[:ss[.fff]]]` a local date and time (midnight for a day alone). Null for anything
+ * else, and for dates and times that are not real ("2024-02-30", "25:00").
+ */
+export function parseRequestedDate(value: string): RequestedDate | null {
+  const v = value.trim();
+  if (ISO_WITH_OFFSET.test(v)) {
+    const d = new Date(v);
+    return Number.isNaN(d.getTime()) ? null : d;
+  }
+  const m = LOCAL_PARTS.exec(v);
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (parseDay(`${m[1]}-${m[2]}-${m[3]}`) === null || hour > 23 || minute > 59 || second > 59) return null;
+  return { local: { year, month, day, hour, minute, second }, ms: Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)) };
+}
+
+/** The instant of a requested date, a local one read in `timeZone`. */
+export function instantOfRequestedDate(date: RequestedDate, timeZone: string): number {
+  return date instanceof Date ? date.getTime() : instantOfWallClock(date.local, timeZone) + date.ms;
+}
+
+
 /** The day when `text` is a real calendar date written `YYYY-MM-DD`, else null ("2024-02-30" is not). */
 export function parseDay(text: string): string | null {
   const m = DAY_RE.exec(text);

@@ -1,3 +1,4 @@
+import type { ChannelType } from '../domain/tenancy.ts';
 import type { Store } from '../../store/db.ts';
 import { getSetting, putSetting, putSettingIfAbsent } from '../../store/settings.ts';
 import { generateApiKey, hashApiKey } from './keys.ts';
@@ -22,32 +23,78 @@ export async function ensureAdminKey(store: Store, configured: string | null): P
   return stored === hashApiKey(key) ? { hash: stored, generated: key } : { hash: stored, generated: null };
 }
 
+export interface DemoChannel {
+  type: ChannelType;
+  channelId: string;
+  name: string;
+  /** The channel's ADMIN key when it was created on this start (shown once). */
+  apiKey: string | null;
+}
+
 export interface DemoResult {
   organisationId: string;
-  channelId: string;
-  /** The demo API key when it was created on this start. */
-  apiKey: string | null;
+  /** SMS, RCS and VOICE, in that order. */
+  channels: DemoChannel[];
+  defaultCountry: string | null;
+  timeZone: string;
+}
+
+/** What the demo setting holds; `channelId` alone (the SMS channel) is what versions before RCS and voice kept. */
+interface DemoSetting {
+  organisationId: string;
+  channelId?: string;
+  channels?: Partial<Record<ChannelType, string>>;
 }
 
 const DEMO_SETTING = 'demo';
 const DEMO_BALANCE_MICROS = 10_000_000;
+const DEMO_COUNTRY = 'FR';
 
-/** The demo organisation, SMS channel and ADMIN key, created once; later starts find and reuse them. */
+const DEMO_CHANNELS: ReadonlyArray<{ type: ChannelType; name: string; sender: string | null }> = [
+  { type: 'SMS', name: 'Demo SMS', sender: 'Tern' },
+  { type: 'RCS', name: 'Demo RCS', sender: 'Tern' },
+  { type: 'VOICE', name: 'Demo voice', sender: null },
+];
+
+/**
+ * The demo organisation (10 € of credit, national numbers read as French) with an SMS, an RCS and a VOICE channel,
+ * each with an ADMIN key. Created once; later starts reuse them and add what an older version did not create (its
+ * new keys are shown then).
+ */
 export async function ensureDemo(store: Store, tenancy: TenancyService): Promise<DemoResult> {
-  const existing = await getSetting(store.db, DEMO_SETTING);
-  if (existing !== null) {
-    const demo = JSON.parse(existing) as { organisationId: string; channelId: string };
-    if (await tenancy.findOrganisation(demo.organisationId)) return { ...demo, apiKey: null };
+  const saved = await getSetting(store.db, DEMO_SETTING);
+  const previous = saved === null ? null : (JSON.parse(saved) as DemoSetting);
+  let org = previous ? await tenancy.findOrganisation(previous.organisationId) : null;
+  const known: Partial<Record<ChannelType, string>> = org
+    ? { ...(previous!.channelId ? { SMS: previous!.channelId } : {}), ...previous!.channels }
+    : {};
+  if (!org) {
+    org = await tenancy.createOrganisation({ name: 'Demo organisation', defaultCountry: DEMO_COUNTRY });
+    await tenancy.credit(org.id, DEMO_BALANCE_MICROS, 'demo');
+  } else if (!previous!.channels && org.defaultCountry === null) {
+    // A demo from before organisations had a country: it gets the one a new demo has, once.
+    org = await tenancy.updateOrganisation(org.id, { defaultCountry: DEMO_COUNTRY });
   }
-  const org = await tenancy.createOrganisation({ name: 'Demo organisation' });
-  const channel = await tenancy.createChannel(org.id, {
-    name: 'Demo SMS',
-    type: 'SMS',
-    flow: 'TRANSACTIONAL',
-    defaultFromField: 'Tern',
-  });
-  const { value } = await tenancy.createCredential(channel.id, { name: 'Demo key', roles: ['ADMIN'] });
-  await tenancy.credit(org.id, DEMO_BALANCE_MICROS, 'demo');
-  await putSetting(store.db, DEMO_SETTING, JSON.stringify({ organisationId: org.id, channelId: channel.id }));
-  return { organisationId: org.id, channelId: channel.id, apiKey: value };
+  const channels: DemoChannel[] = [];
+  for (const spec of DEMO_CHANNELS) {
+    const id = known[spec.type];
+    const existing = id ? await tenancy.readChannel(store.db, id) : null;
+    if (existing) {
+      channels.push({ type: spec.type, channelId: existing.id, name: existing.name, apiKey: null });
+      continue;
+    }
+    const sms = channels.find((c) => c.type === 'SMS');
+    const channel = await tenancy.createChannel(org.id, {
+      name: spec.name,
+      type: spec.type,
+      flow: 'TRANSACTIONAL',
+      defaultFromField: spec.sender,
+      ...(spec.type === 'RCS' && sms ? { fallbackSmsChannelId: sms.channelId } : {}),
+    });
+    const { value } = await tenancy.createCredential(channel.id, { name: `${spec.name} key`, roles: ['ADMIN'] });
+    channels.push({ type: spec.type, channelId: channel.id, name: channel.name, apiKey: value });
+  }
+  const setting: DemoSetting = { organisationId: org.id, channels: Object.fromEntries(channels.map((c) => [c.type, c.channelId])) };
+  await putSetting(store.db, DEMO_SETTING, JSON.stringify(setting));
+  return { organisationId: org.id, channels, defaultCountry: org.defaultCountry, timeZone: org.timeZone };
 }

@@ -1,5 +1,6 @@
 import { utcDay, utcMonthStart } from '../domain/dates.ts';
 import { uuidv7 } from '../domain/ids.ts';
+import { checkCountry, checkTimeZone, DEFAULT_TIME_ZONE, type Locale } from '../domain/locale.ts';
 import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
 import { type Channel, channelsWithSecretsInClear, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
@@ -14,12 +15,14 @@ import type { Db, Store } from '../../store/db.ts';
 import { applyBalanceChange, type LedgerEntry } from '../../store/ledger.ts';
 import {
   findOrganisation,
+  findOrganisationLocale,
   insertOrganisation,
   listOrganisations,
   listTreeIds,
   type Organisation,
   updateOrganisation,
 } from '../../store/organisations.ts';
+import { Cache } from '../cache.ts';
 import { fail } from '../errors.ts';
 import { openChannel, sealChannel, type SecretSealer } from './channel-secrets.ts';
 import { generateApiKey, generateWebhookSecret, hashApiKey, keyPrefix } from './keys.ts';
@@ -44,6 +47,18 @@ export interface OrganisationInput {
   parentOrganisationId?: string | null;
   parentBilling?: boolean;
   monthlyLimit?: number | null;
+  /** ISO 3166 alpha-2; null or absent: national numbers are refused. */
+  defaultCountry?: string | null;
+  /** IANA time zone; absent: Europe/Paris. */
+  timeZone?: string;
+}
+
+export interface OrganisationPatch {
+  name?: string;
+  state?: 'ACTIVE' | 'SUSPENDED';
+  monthlyLimit?: number | null;
+  defaultCountry?: string | null;
+  timeZone?: string;
 }
 
 export interface Consumption {
@@ -54,15 +69,36 @@ export interface Consumption {
 /** How long the previous webhook secret keeps signing after a rotation, so receivers can switch over. */
 const SECRET_ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
+/**
+ * How long a node serves an organisation's locale without reading it again. A change clears every node's copy at
+ * once (the `organisations` signal: in process, and `NOTIFY` between PostgreSQL nodes); this bounds a lost signal.
+ */
+const LOCALE_CACHE_TTL_MS = 5_000;
+
+function checkedCountry(value: string | null | undefined): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  const c = checkCountry(value);
+  return c.ok ? c.value : fail('INVALID_REQUEST', c.reason, 'defaultCountry');
+}
+
+function checkedTimeZone(value: string | undefined): string | undefined {
+  if (value === undefined) return value;
+  const z = checkTimeZone(value);
+  return z.ok ? z.value : fail('INVALID_REQUEST', z.reason, 'timeZone');
+}
+
 /** Organisations, channels, credentials and balances: the tenancy side of Tern, shared by every door. */
 export class TenancyService {
   private readonly channelListeners: Array<(channelId: string) => void> = [];
+  private readonly locales = new Cache<string, Locale>({ capacity: 100_000, ttlMs: LOCALE_CACHE_TTL_MS });
 
   constructor(
     private readonly store: Store,
     /** Seals webhook signing secrets at rest. */
     private readonly box: SecretSealer,
-  ) {}
+  ) {
+    store.signals.on('organisations', () => this.locales.clear());
+  }
 
   /** A channel as stored, read through `db` (inside a transaction, its executor). */
   async readChannel(db: Db, id: string): Promise<Channel | null> {
@@ -95,6 +131,8 @@ export class TenancyService {
   }
 
   async createOrganisation(input: OrganisationInput, now = Date.now()): Promise<Organisation> {
+    const defaultCountry = checkedCountry(input.defaultCountry) ?? null;
+    const timeZone = checkedTimeZone(input.timeZone) ?? DEFAULT_TIME_ZONE;
     const parentId = input.parentOrganisationId ?? null;
     if (parentId !== null && !(await findOrganisation(this.db, parentId))) {
       fail('NOT_FOUND', `parent organisation ${parentId} not found`);
@@ -109,6 +147,8 @@ export class TenancyService {
       parentBilling: parentId !== null && input.parentBilling === true,
       monthlyLimit: input.monthlyLimit ?? null,
       createdAt: now,
+      defaultCountry,
+      timeZone,
     };
     await insertOrganisation(this.db, org);
     return org;
@@ -126,17 +166,36 @@ export class TenancyService {
     return listOrganisations(this.db, opts);
   }
 
-  async updateOrganisation(
-    id: string,
-    patch: { name?: string; state?: 'ACTIVE' | 'SUSPENDED'; monthlyLimit?: number | null },
-  ): Promise<Organisation> {
+  async updateOrganisation(id: string, patch: OrganisationPatch): Promise<Organisation> {
+    const defaultCountry = checkedCountry(patch.defaultCountry);
+    const timeZone = checkedTimeZone(patch.timeZone);
     await this.getOrganisation(id);
     await updateOrganisation(this.db, id, {
       ...(patch.name !== undefined ? { name: patch.name } : {}),
       ...(patch.state !== undefined ? { state: patch.state } : {}),
       ...(patch.monthlyLimit !== undefined ? { monthly_limit: patch.monthlyLimit } : {}),
+      ...(defaultCountry !== undefined ? { default_country: defaultCountry } : {}),
+      ...(timeZone !== undefined ? { time_zone: timeZone } : {}),
     });
+    if (defaultCountry !== undefined || timeZone !== undefined) {
+      this.locales.delete(id);
+      await this.store.signals.raise(this.db, 'organisations');
+    }
     return this.getOrganisation(id);
+  }
+
+  /**
+   * Where an organisation is (its default country and time zone), cached: every send reads it. Unknown
+   * organisations are NOT_FOUND.
+   */
+  async locale(organisationId: string, now = Date.now()): Promise<Locale> {
+    const cached = this.locales.get(organisationId, now);
+    if (cached) return cached;
+    const row = (await findOrganisationLocale(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
+    const country = row.default_country === null ? null : checkCountry(row.default_country);
+    const locale: Locale = Object.freeze({ defaultCountry: country?.ok ? country.value : null, timeZone: row.time_zone });
+    this.locales.set(organisationId, locale, now);
+    return locale;
   }
 
   /** The organisation and all its descendants, root first. */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { uuidv7 } from '../domain/ids.ts';
-import { describeNumber } from '../domain/phone.ts';
+import type { RequestedDate } from '../domain/dates.ts';
+import { type CountryCode, describeNumber } from '../domain/phone.ts';
 import { networkLookup } from '../lookup/enrich.ts';
 import { insertCampaign } from '../../store/campaigns.ts';
 import type { Channel } from '../../store/channels.ts';
@@ -55,11 +56,13 @@ export interface VoiceSendInput {
   refClient?: string | null;
   /** Longest refClient accepted (legacy: 40). */
   refClientMax?: number;
-  sentDate?: Date | null;
+  /** A local date and time is read in the organisation's time zone. */
+  sentDate?: RequestedDate | null;
   callbackUrlStatus?: string | null;
   campaignId?: string | null;
   source: MessageSource;
-  defaultCountry?: 'FR';
+  /** Read national numbers in this country rather than the organisation's `defaultCountry`. */
+  defaultCountry?: CountryCode;
   /** Extra fields of the message object. */
   extra?: Record<string, unknown>;
 }
@@ -153,12 +156,12 @@ export class VoiceService {
     network: { mccMnc: string | null; network: string | null } | null = null,
     toField = 'recipient.to',
   ): PreparedMessage {
-    const recipient = normaliseRecipient(input.to, toField, input.defaultCountry);
+    const recipient = normaliseRecipient(input.to, toField, input.defaultCountry ?? ctx.locale.defaultCountry);
     const sender = resolveSender(channel, input.from);
     const refClient = checkRefClient(input.refClient, 'refClient', input.refClientMax);
     const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
     const now = ctx.now;
-    const sendAt = resolveSendAt(input.sentDate, now);
+    const sendAt = resolveSendAt(input.sentDate, now, ctx.locale.timeZone);
     const number = describeNumber(recipient);
     const units = voiceBillingUnits(speech.durationMs);
     const unit = ctx.priceList.unitPrice('VOICE', number.isoCountryCode, 'VOICE') ?? 0;
@@ -203,11 +206,11 @@ export class VoiceService {
   async send(channel: Channel, input: VoiceSendInput, afterInsert?: PreparedMessage['afterInsert']): Promise<MessageRow> {
     if (channel.type !== 'VOICE') fail('CHANNEL_TYPE_MISMATCH', `voice messages go through a VOICE channel, not ${channel.type}`);
     const v = this.check(input);
-    const ctx = this.messaging.prepareContext();
+    const ctx = await this.messaging.prepareContext(channel);
     // Request errors first: a bad number or date must not cost a rendering.
     this.prepare(channel, input, v, { wav: Buffer.alloc(0), durationMs: 0 }, ctx);
     const speech = await this.render(v);
-    const prepared = this.prepare(channel, input, v, speech, this.messaging.prepareContext(), await this.network(input));
+    const prepared = this.prepare(channel, input, v, speech, await this.messaging.prepareContext(channel), await this.network(input, ctx));
     if (afterInsert) {
       const storeAudio = prepared.afterInsert!;
       prepared.afterInsert = async (db, row) => {
@@ -233,15 +236,15 @@ export class VoiceService {
       fail('INVALID_REQUEST', `at most ${MAX_VOICE_GROUP_RECIPIENTS} recipients per request`, 'recipients');
     }
     const v = this.check({ ...input, to: '' });
-    const probe = this.messaging.prepareContext();
+    const probe = await this.messaging.prepareContext(channel);
     recipients.forEach((to, i) => this.prepare(channel, { ...input, to }, v, { wav: Buffer.alloc(0), durationMs: 0 }, probe, null, `recipients[${i}].to`));
     const speech = await this.render(v);
-    const ctx = this.messaging.prepareContext();
+    const ctx = await this.messaging.prepareContext(channel);
     const campaignId = uuidv7(ctx.now);
     const prepared: PreparedMessage[] = [];
     for (const to of recipients) {
       const one = { ...input, to, campaignId };
-      prepared.push(this.prepare(channel, one, v, speech, ctx, await this.network(one)));
+      prepared.push(this.prepare(channel, one, v, speech, ctx, await this.network(one, ctx)));
     }
     await insertCampaign(this.store.db, {
       id: campaignId,
@@ -258,8 +261,8 @@ export class VoiceService {
   }
 
   /** The destination's network (as for SMS), for the consumption breakdown and the callbacks' mcc_mnc. */
-  private async network(input: VoiceSendInput) {
-    const recipient = normaliseRecipient(input.to, 'recipient.to', input.defaultCountry);
+  private async network(input: VoiceSendInput, ctx: PrepareContext) {
+    const recipient = normaliseRecipient(input.to, 'recipient.to', input.defaultCountry ?? ctx.locale.defaultCountry);
     return describeNumber(recipient).valid ? networkLookup(recipient) : null;
   }
 

@@ -19,6 +19,8 @@ export interface LegacyExtra {
   legacySmsId?: string;
   /** `classe_msg` of sendSMS.do. */
   legacyClass?: number;
+  /** The organisation's time zone when the send was made: the callbacks' dates are written in it. */
+  legacyTimeZone?: string;
 }
 
 type WebhookRequest = { url: string; method: 'GET' | 'POST'; query?: Record<string, string>; body?: string };
@@ -60,7 +62,7 @@ export function legacyWebhookFormatter(m: MessageRow, event: MessageEventRow, _c
           numero: m.recipient,
           message: typeof body.text === 'string' ? body.text : '',
           emetteur: m.sender ?? '',
-          date_reception: formatLegacyReplyDate(event.at),
+          date_reception: formatLegacyReplyDate(event.at, extra.legacyTimeZone),
           smsID: extra.legacySmsId ?? (m.origin_message_id ?? ''),
           refClient: m.ref_client ?? '',
           responseID: m.id,
@@ -78,7 +80,7 @@ export function legacyWebhookFormatter(m: MessageRow, event: MessageEventRow, _c
       method: 'GET',
       query: {
         numero: m.recipient,
-        date_reception: formatLegacyReportDate(event.at),
+        date_reception: formatLegacyReportDate(event.at, extra.legacyTimeZone),
         statut: String(legacy.code),
         smsID: extra.legacySmsId ?? legacySmsIdOf(m),
         refClient: m.ref_client ?? '',
@@ -107,6 +109,7 @@ export const legacyReplyLinkHook: EventConsumer = async (tx: Tx, events, message
       ...extraOf(mo),
       legacyReplyUrl: originExtra.legacyReplyUrl,
       legacySmsId: originExtra.legacySmsId ?? legacySmsIdOf(origin),
+      ...(originExtra.legacyTimeZone ? { legacyTimeZone: originExtra.legacyTimeZone } : {}),
     };
     mo.extra = JSON.stringify(extra);
     await setExtra(tx, mo.id, mo.extra);

@@ -228,9 +228,10 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       ids = [c.messageId];
     } else {
       // Every scheduled message of this credential from source_addr to destination_addr.
+      const { defaultCountry } = await this.tenancy.locale(p.organisationId);
       let recipient: string;
       try {
-        recipient = normaliseRecipient(c.destination.addr, 'destination_addr');
+        recipient = normaliseRecipient(c.destination.addr, 'destination_addr', defaultCountry);
       } catch {
         return { status: SmppStatus.ESME_RCANCELFAIL };
       }

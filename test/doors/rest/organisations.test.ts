@@ -48,6 +48,7 @@ forEachDialect('organisations', (dialect) => {
         monthlyConsumption: 0,
         monthlyConsumptionLimit: 12.5,
         state: 'ACTIVE',
+        timeZone: 'Europe/Paris',
         creationDate: undefined,
         href: `${server.url}/commons/v1/organisations/${a.organisationId}`,
       },
@@ -140,7 +141,7 @@ forEachDialect('organisations', (dialect) => {
     assert.equal(view.body.monthlyConsumption, 0.09);
     assert.deepEqual(view.body.balance, { amount: 1.91, currency: 'EUR', parentBilling: false });
     assert.equal(view.body.state, 'ACTIVE');
-    assert.equal(view.body.monthlyConsumptionLimit, null);
+    assert.equal('monthlyConsumptionLimit' in view.body, false, 'no limit: absent');
     const fromParent = await request(server, 'GET', `/commons/v1/organisations/${child.organisationId}`, { key: parent.key });
     assert.deepEqual(fromParent.body, view.body);
     assertError(await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}`, { key: child.key }), 404, '404.001');

@@ -4,7 +4,7 @@ import { parseEuros, toEuros } from '../../../core/domain/money.ts';
 import { CHANNEL_FLOWS, CHANNEL_TYPES, ROLES } from '../../../core/domain/tenancy.ts';
 import { callbackUrlProblem } from '../../../core/domain/urls.ts';
 import type { Services } from '../../../core/services.ts';
-import { fail } from '../../../core/errors.ts';
+import { fail, underField } from '../../../core/errors.ts';
 import type { ChannelPatch } from '../../../core/tenancy/service.ts';
 import { baseUrl, requireAdmin } from '../access.ts';
 import { errorResponses, IdParams, Nullable, PageQuery, pageItems } from '../schemas.ts';
@@ -21,17 +21,33 @@ import {
 
 const AmountInput = Type.Union([Type.Number(), Type.String()], { description: 'Decimal euros' });
 
+const LocaleFields = {
+  defaultCountry: Type.Optional(
+    Nullable(
+      Type.String({
+        maxLength: 8,
+        description: 'ISO 3166 alpha-2 country (e.g. FR): national numbers (0612345678) are read in it; null: international numbers only',
+      }),
+    ),
+  ),
+  timeZone: Type.Optional(
+    Type.String({ maxLength: 64, description: 'IANA time zone (default Europe/Paris) in which a sentDate without an offset is read' }),
+  ),
+};
+
 const OrganisationCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   parentOrganisationId: Type.Optional(Nullable(Type.String())),
   parentBilling: Type.Optional(Type.Boolean()),
   monthlyConsumptionLimit: Type.Optional(Nullable(AmountInput)),
+  ...LocaleFields,
 });
 
 const OrganisationPatch = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   state: Type.Optional(Type.String({ enum: ['ACTIVE', 'SUSPENDED'] })),
   monthlyConsumptionLimit: Type.Optional(Nullable(AmountInput)),
+  ...LocaleFields,
 });
 
 const SenderId = Type.String({ minLength: 1, maxLength: 20 });
@@ -132,12 +148,16 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
     },
     async (req, reply) => {
       const body = req.body as Static<typeof OrganisationCreate>;
-      const org = await tenancy.createOrganisation({
-        name: body.name,
-        parentOrganisationId: body.parentOrganisationId ?? null,
-        parentBilling: body.parentBilling,
-        monthlyLimit: limitMicros(body.monthlyConsumptionLimit, 'body.monthlyConsumptionLimit') ?? null,
-      });
+      const org = await underField('body.', () =>
+        tenancy.createOrganisation({
+          name: body.name,
+          parentOrganisationId: body.parentOrganisationId ?? null,
+          parentBilling: body.parentBilling,
+          monthlyLimit: limitMicros(body.monthlyConsumptionLimit, 'body.monthlyConsumptionLimit') ?? null,
+          defaultCountry: body.defaultCountry,
+          timeZone: body.timeZone,
+        }),
+      );
       return reply.code(201).send(organisationView(org, 0, baseUrl(services, req)));
     },
   );
@@ -184,7 +204,7 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
       schema: {
         tags,
         security,
-        summary: 'Change an organisation (name, state, monthly limit)',
+        summary: 'Change an organisation (name, state, monthly limit, default country, time zone)',
         params: IdParams,
         body: OrganisationPatch,
         response: { 200: OrganisationView, ...errorResponses(400, 401, 403, 404) },
@@ -193,11 +213,16 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
     async (req) => {
       const { id } = req.params as { id: string };
       const body = req.body as Static<typeof OrganisationPatch>;
-      await tenancy.updateOrganisation(id, {
-        name: body.name,
-        state: body.state as 'ACTIVE' | 'SUSPENDED' | undefined,
-        monthlyLimit: limitMicros(body.monthlyConsumptionLimit, 'body.monthlyConsumptionLimit'),
-      });
+      const monthlyLimit = limitMicros(body.monthlyConsumptionLimit, 'body.monthlyConsumptionLimit');
+      await underField('body.', () =>
+        tenancy.updateOrganisation(id, {
+          name: body.name,
+          state: body.state as 'ACTIVE' | 'SUSPENDED' | undefined,
+          monthlyLimit,
+          defaultCountry: body.defaultCountry,
+          timeZone: body.timeZone,
+        }),
+      );
       return orgView(id, baseUrl(services, req));
     },
   );
