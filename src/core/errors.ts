@@ -16,6 +16,7 @@ export const ERROR_KINDS = {
   FORBIDDEN_ORGANISATION: 'Organisation not accessible',
   FORBIDDEN_TRANSFER: 'Transfer not allowed',
   FORBIDDEN_ADMIN: 'Operator key required',
+  FORBIDDEN_CHANNEL: 'Channel not accessible with this key',
   CHANNEL_TYPE_MISMATCH: 'Channel type mismatch',
   NOT_FOUND: 'Resource not found',
   CONFLICT: 'Conflict with the current state',

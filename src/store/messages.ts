@@ -129,16 +129,6 @@ export async function listEvents(db: Db, messageId: string): Promise<MessageEven
   return db.selectFrom('message_events').selectAll().where('message_id', '=', messageId).orderBy('id').execute();
 }
 
-export async function countByStatus(db: Db, campaignId: string): Promise<Record<string, number>> {
-  const rows = await db
-    .selectFrom('messages')
-    .select(['status', sql<number>`count(*)`.as('n')])
-    .where('campaign_id', '=', campaignId)
-    .groupBy('status')
-    .execute();
-  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
-}
-
 /** The last MT message a channel sent to a number: what an MO from that number answers. */
 export async function findLastMt(db: Db, organisationId: string, channelId: string, recipient: string): Promise<MessageRow | null> {
   return (
@@ -165,14 +155,4 @@ export async function findMessageExtra(
 
 export async function updateMessageExtra(db: Db, id: string, extra: string | null): Promise<void> {
   await db.updateTable('messages').set({ extra }).where('id', '=', id).execute();
-}
-
-/** The ids of a campaign's messages that are still SCHEDULED. */
-export async function listScheduledOfCampaign(db: Db, campaignId: string): Promise<Array<{ id: string }>> {
-  return db
-    .selectFrom('messages')
-    .select('id')
-    .where('campaign_id', '=', campaignId)
-    .where('status', '=', 'SCHEDULED')
-    .execute();
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { assertNoNulls } from './no-nulls.ts';
 
 export interface ReceivedRequest {
   /** Position in `requests`, from 0. */
@@ -52,6 +53,8 @@ export async function startReceiver(respond: Respond = () => 200): Promise<Recei
       } catch {
         json = null;
       }
+      // Every webhook body received: a null in one fails the test that caused it (thrown out of the handler).
+      if (json !== null) assertNoNulls(json, `webhook body POSTed to ${req.url}`);
       const request: ReceivedRequest = {
         index: receiver.requests.length,
         method: req.method ?? '',

@@ -8,6 +8,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { createApp, type TernApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { assertNoNulls } from './no-nulls.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -32,6 +33,8 @@ export interface TestServer {
   url: string;
   /** The SMPP server's port (127.0.0.1). */
   smppPort: number;
+  /** The HTTPS listener's port, when TERN_HTTPS_PORT is set. */
+  httpsPort?: number;
   adminKey: string;
   dialect: DialectName;
   stop(): Promise<void>;
@@ -99,12 +102,13 @@ export async function startTestServer(
     ...env,
   });
   const app = await createApp(config, { logger: pino({ level: process.env.TERN_TEST_LOG_LEVEL ?? 'silent' }) });
-  const { httpPort, smppPort } = await app.start();
+  const { httpPort, smppPort, httpsPort } = await app.start();
   let stopped = false;
   return {
     app,
     url: `http://127.0.0.1:${httpPort}`,
     smppPort,
+    ...(httpsPort !== undefined && { httpsPort }),
     adminKey: TEST_ADMIN_KEY,
     dialect,
     async stop() {
@@ -140,7 +144,11 @@ export async function request<T = any>(
   const res = await fetch(server.url + path, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
-  if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
+  if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') {
+    parsed = JSON.parse(text);
+    // Every JSON answer of every route a test calls: nothing Tern answers carries a null.
+    assertNoNulls(parsed, `${method} ${path}`);
+  }
   return { status: res.status, body: parsed as T, text, headers: res.headers };
 }
 

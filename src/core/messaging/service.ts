@@ -1,23 +1,19 @@
-import { uuidv7 } from '../domain/ids.ts';
 import { PriceList } from '../domain/pricing.ts';
 import type { MessageStatus } from '../domain/status.ts';
-import { findCampaign, insertCampaign } from '../../store/campaigns.ts';
 import type { Channel } from '../../store/channels.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
-  countByStatus,
   findMessage,
   findMessages,
   listEvents,
   listMessages,
-  listScheduledOfCampaign,
   type MessageEventRow,
   type MessageFilter,
   type MessageRow,
 } from '../../store/messages.ts';
 import { loadPrices, seedPrices, upsertPrices } from '../../store/prices.ts';
 import type { PriceEntry } from '../domain/default-prices.ts';
-import { CoreError, fail } from '../errors.ts';
+import { fail } from '../errors.ts';
 import { Cache } from '../cache.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import type { TenancyService } from '../tenancy/service.ts';
@@ -25,24 +21,12 @@ import type { EventConsumers } from '../events.ts';
 import { removeFromDispatch, requeueDispatch } from '../../store/dispatch.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { acceptBatch, type PreparedMessage } from './accept.ts';
-import { prepareSms, type SmsSendInput } from './sms.ts';
+import { type Campaign, type CampaignInput, type CampaignResult, CampaignService } from './campaigns.ts';
+import { type SmsCampaignMessage, smsCampaignSender } from './sms-campaigns.ts';
+import { type PrepareContext, prepareSms, type SmsSendInput } from './sms.ts';
 import { type AppliedChanges, applyStatusChanges, type StatusChange } from './status.ts';
 
 const CHANNEL_CACHE_TTL_MS = 5_000;
-export const MAX_CAMPAIGN_RECIPIENTS = 10_000;
-
-export interface CampaignInput {
-  recipients: Array<{ to: string; refClient?: string | null }>;
-  message: Omit<SmsSendInput, 'to' | 'refClient' | 'source' | 'campaignId'>;
-  refClient?: string | null;
-}
-
-export interface CampaignResult {
-  campaignId: string;
-  messages: MessageRow[];
-  /** Recipients refused, each with the error about its `recipients[i]` entry. */
-  errors: Array<{ index: number; to: string; error: CoreError }>;
-}
 
 export interface MessagingOptions {
   /** How long a message may wait for an operator, from its send time. */
@@ -60,6 +44,8 @@ export class MessagingService {
   private readonly channels = new Cache<string, Channel>({ capacity: Number.POSITIVE_INFINITY, ttlMs: CHANNEL_CACHE_TTL_MS });
   private readonly acceptor: GroupCommitter<PreparedMessage, MessageRow>;
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
+  /** Campaigns of every message type; each type's pipeline registers how it sends one (SMS here, RCS in RcsService). */
+  readonly campaigns: CampaignService;
 
   constructor(
     private readonly store: Store,
@@ -76,6 +62,8 @@ export class MessagingService {
       const appliedIds = new Set(applied.map((m) => m.id));
       return changes.map((c) => appliedIds.has(c.messageId));
     }, 500);
+    this.campaigns = new CampaignService(store, this);
+    this.campaigns.register('SMS', smsCampaignSender(this));
   }
 
   async init(now = Date.now()): Promise<void> {
@@ -128,77 +116,33 @@ export class MessagingService {
     afterInsert?: PreparedMessage['afterInsert'],
     now = Date.now(),
   ): Promise<MessageRow> {
-    const prepared = await prepareSms(channel, input, this.prepareContext(now));
+    const prepared = await prepareSms(channel, input, await this.prepareContext(channel, now));
     prepared.afterInsert = afterInsert;
     return this.accept(prepared);
   }
 
-  prepareContext(now = Date.now()) {
-    return { priceList: this.priceList, validitySeconds: this.options.messageValiditySeconds, now };
+  /** What preparing a message of `channel` needs: prices, validity, and its organisation's country and time zone. */
+  async prepareContext(channel: Channel, now = Date.now()): Promise<PrepareContext> {
+    const locale = await this.tenancy.locale(channel.organisationId, now);
+    return { priceList: this.priceList, validitySeconds: this.options.messageValiditySeconds, now, locale };
   }
 
-  async sendCampaign(channel: Channel, input: CampaignInput, now = Date.now()): Promise<CampaignResult> {
-    if (input.recipients.length === 0) fail('INVALID_REQUEST', 'at least one recipient is required', 'recipients');
-    if (input.recipients.length > MAX_CAMPAIGN_RECIPIENTS) {
-      fail('INVALID_REQUEST', `at most ${MAX_CAMPAIGN_RECIPIENTS} recipients per request`, 'recipients');
-    }
-    const campaignId = uuidv7(now);
-    const errors: CampaignResult['errors'] = [];
-    const prepared: PreparedMessage[] = [];
-    const ctx = this.prepareContext(now);
-    // The shared fields are checked once, so a bad body fails the whole request rather than every recipient.
-    await prepareSms(channel, { ...input.message, to: '33600000000', refClient: input.refClient, source: 'CAMPAIGN' }, ctx);
-    for (const [index, r] of input.recipients.entries()) {
-      try {
-        prepared.push(
-          await prepareSms(
-            channel,
-            {
-              ...input.message,
-              to: r.to,
-              refClient: r.refClient ?? input.refClient ?? null,
-              source: 'CAMPAIGN',
-              campaignId,
-              toField: `recipients[${index}].to`,
-            },
-            ctx,
-          ),
-        );
-      } catch (err) {
-        if (!(err instanceof CoreError)) throw err;
-        errors.push({ index, to: r.to, error: err });
-      }
-    }
-    const sendAt = prepared[0]?.row.send_at ?? now;
-    await insertCampaign(this.store.db, {
-      id: campaignId,
-      organisation_id: channel.organisationId,
-      channel_id: channel.id,
-      ref_client: input.refClient ?? null,
-      send_at: sendAt,
-      created_at: now,
-      recipients: input.recipients.length,
-      body: JSON.stringify({ text: input.message.text, encoding: input.message.encoding ?? null }),
-    });
-    const messages = await this.acceptor.submitMany(prepared);
-    return { campaignId, messages, errors };
+  /** Stores prepared messages together (one group commit); answers them in order. */
+  acceptMany(prepared: PreparedMessage[]): Promise<MessageRow[]> {
+    return this.acceptor.submitMany(prepared);
   }
 
-  async campaign(campaignId: string, channelIds: string[]) {
-    const c = await findCampaign(this.store.db, campaignId);
-    if (!c || !channelIds.includes(c.channel_id)) fail('NOT_FOUND', `campaign ${campaignId} not found`);
-    return { campaign: c, counts: await countByStatus(this.store.db, campaignId) };
+  /** An SMS campaign (the legacy interface's group sends): the campaign use case, as every door sends one. */
+  sendCampaign(channel: Channel, input: CampaignInput<SmsCampaignMessage>, now = Date.now()): Promise<CampaignResult> {
+    return this.campaigns.create('SMS', channel, input, now);
   }
 
-  async cancelCampaign(campaignId: string, channelIds: string[], now = Date.now()) {
-    const { campaign } = await this.campaign(campaignId, channelIds);
-    const scheduled = await listScheduledOfCampaign(this.store.db, campaignId);
-    if (scheduled.length === 0) fail('CONFLICT', `campaign ${campaignId} has no scheduled message left to cancel`);
-    await this.applyStatusNow(
-      scheduled.map((m) => ({ messageId: m.id, status: 'CANCELLED' as const, detail: 'CANCELLED_BY_USER', at: now, refund: true })),
-    );
-    await removeFromDispatch(this.store.db, scheduled.map((m) => m.id));
-    return this.campaign(campaign.id, channelIds);
+  campaign(campaignId: string, channelIds: string[]): Promise<Campaign> {
+    return this.campaigns.get(campaignId, channelIds);
+  }
+
+  cancelCampaign(campaignId: string, channelIds: string[], now = Date.now()): Promise<Campaign> {
+    return this.campaigns.cancel(campaignId, channelIds, now);
   }
 
   async get(id: string, channelIds: string[], type?: string): Promise<MessageRow> {

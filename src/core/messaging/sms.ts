@@ -1,5 +1,7 @@
+import { instantOfRequestedDate, type RequestedDate } from '../domain/dates.ts';
 import { uuidv7 } from '../domain/ids.ts';
-import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
+import type { Locale } from '../domain/locale.ts';
+import { checkNumber, type CountryCode, normaliseMsisdn } from '../domain/phone.ts';
 import type { PriceList } from '../domain/pricing.ts';
 import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, type TextEncoding, TextError } from '../domain/text.ts';
 import { callbackUrlProblem } from '../domain/urls.ts';
@@ -24,7 +26,8 @@ export interface SmsSendInput {
   stop?: boolean;
   from?: string | null;
   refClient?: string | null;
-  sentDate?: Date | null;
+  /** A local date and time is read in the organisation's time zone. */
+  sentDate?: RequestedDate | null;
   callbackUrlStatus?: string | null;
   callbackUrlMo?: string | null;
   campaignId?: string | null;
@@ -35,8 +38,8 @@ export interface SmsSendInput {
   validityUntil?: number | null;
   smppCredentialId?: string | null;
   registeredDelivery?: number;
-  /** Accept national numbers of this country (legacy API: FR). */
-  defaultCountry?: 'FR';
+  /** Read national numbers in this country rather than the organisation's `defaultCountry`. */
+  defaultCountry?: CountryCode;
   /** Extra fields of the message object. */
   extra?: Record<string, unknown>;
   /** The recipient's field name when it is not `recipient.to` (a campaign's `recipients[i].to`). */
@@ -69,17 +72,23 @@ export function checkRefClient(value: string | null | undefined, field = 'refCli
   return value;
 }
 
-/** The send time: now for a past or missing date, else the date (at most 10 years ahead). */
-export function resolveSendAt(sentDate: Date | null | undefined, now: number, field = 'sentDate'): number {
+/**
+ * The send time: now for a past or missing date, else the date (at most 10 years ahead); a local date and time is
+ * read in `timeZone`.
+ */
+export function resolveSendAt(sentDate: RequestedDate | null | undefined, now: number, timeZone: string, field = 'sentDate'): number {
   if (!sentDate) return now;
-  const t = sentDate.getTime();
+  const t = instantOfRequestedDate(sentDate, timeZone);
   if (Number.isNaN(t)) fail('INVALID_DATE', 'not a date', field);
   if (t > now + MAX_SCHEDULE_AHEAD_MS) fail('INVALID_DATE', 'at most 10 years ahead', field);
   return Math.max(t, now);
 }
 
-/** Normalises a recipient; bad shapes (letters, impossible lengths) are errors of the request. */
-export function normaliseRecipient(to: string, field: string, defaultCountry?: 'FR'): string {
+/**
+ * Normalises a recipient; bad shapes (letters, impossible lengths) are errors of the request. A national number
+ * (`0612345678`) is read in `defaultCountry`, and refused without one.
+ */
+export function normaliseRecipient(to: string, field: string, defaultCountry?: CountryCode | null): string {
   const n = normaliseMsisdn(to, defaultCountry ? { defaultCountry } : {});
   if (!n.ok) {
     const why: Record<string, string> = {
@@ -87,7 +96,9 @@ export function normaliseRecipient(to: string, field: string, defaultCountry?: '
       NOT_DIGITS: 'must be a phone number in international form, e.g. 33612345678',
       TOO_SHORT: 'is too short for a phone number',
       TOO_LONG: 'is longer than 15 digits',
-      NATIONAL_WITHOUT_COUNTRY: 'must be in international form (country code first), e.g. 33612345678',
+      NATIONAL_WITHOUT_COUNTRY: defaultCountry
+        ? 'must be in international form (country code first), e.g. 33612345678'
+        : "must be in international form (country code first), e.g. 33612345678; national numbers need the organisation's defaultCountry",
     };
     fail('INVALID_PHONE_NUMBER', why[n.reason] ?? n.reason, field);
   }
@@ -98,6 +109,25 @@ export interface PrepareContext {
   priceList: PriceList;
   validitySeconds: number;
   now: number;
+  /** The sending organisation's country and time zone. */
+  locale: Locale;
+}
+
+/** The body of an SMS (`stop` appends the opt-out mention) and its encoding and parts; a text too long is refused. */
+export function smsBody(text: string, encoding: TextEncoding | undefined, stop: boolean | undefined, field = 'body.text') {
+  const full = stop ? `${text}${OPT_OUT_MENTION}` : text;
+  let analysis;
+  try {
+    analysis = analyseText(full, encoding);
+  } catch (err) {
+    if (err instanceof TextError) fail('INVALID_REQUEST', err.message, field);
+    throw err;
+  }
+  if (exceedsPartLimit(analysis)) {
+    fail('TOO_MANY_PARTS', `${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`, field);
+  }
+  const body = { text: full, encoding: analysis.encoding, messagePartCount: analysis.messagePartCount, length: analysis.length, stop: stop === true };
+  return { body, analysis };
 }
 
 /**
@@ -105,24 +135,14 @@ export interface PrepareContext {
  * error of the request: the message is accepted and ends UNDELIVERABLE / INVALID_PHONE_NUMBER at no charge.
  */
 export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: PrepareContext): Promise<PreparedMessage> {
-  const recipient = normaliseRecipient(input.to, input.toField ?? 'recipient.to', input.defaultCountry);
-  const text = input.stop ? `${input.text}${OPT_OUT_MENTION}` : input.text;
-  let analysis;
-  try {
-    analysis = analyseText(text, input.encoding);
-  } catch (err) {
-    if (err instanceof TextError) fail('INVALID_REQUEST', err.message, 'body.text');
-    throw err;
-  }
-  if (exceedsPartLimit(analysis)) {
-    fail('TOO_MANY_PARTS', `${analysis.messagePartCount} parts; at most ${MAX_MESSAGE_PARTS} parts are allowed`, 'body.text');
-  }
+  const recipient = normaliseRecipient(input.to, input.toField ?? 'recipient.to', input.defaultCountry ?? ctx.locale.defaultCountry);
+  const { body, analysis } = smsBody(input.text, input.encoding, input.stop);
   const sender = resolveSender(channel, input.from);
   const refClient = checkRefClient(input.refClient);
   const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
   const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, 'callbackUrlMo');
   const now = ctx.now;
-  const sendAt = resolveSendAt(input.sentDate, now);
+  const sendAt = resolveSendAt(input.sentDate, now, ctx.locale.timeZone);
 
   const number = checkNumber(recipient);
   const network = number.valid ? await networkLookup(recipient) : null;
@@ -141,7 +161,7 @@ export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: Pre
       type: 'SMS',
       recipient,
       sender,
-      body: { text, encoding: analysis.encoding, messagePartCount: analysis.messagePartCount, length: analysis.length, stop: input.stop === true },
+      body,
       encoding: analysis.encoding,
       units,
       length: analysis.length,

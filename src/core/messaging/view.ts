@@ -1,8 +1,10 @@
+import { omitNulls, present } from '../domain/absent.ts';
 import { toEuros } from '../domain/money.ts';
 import { countryName } from '../domain/phone.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { MessageRow } from '../../store/messages.ts';
 
+/** A field Tern does not know or the client did not set is absent, never null (typed clients refuse nulls). */
 export interface MessageObject {
   messageId: string;
   acceptedAt: string;
@@ -13,18 +15,18 @@ export interface MessageObject {
   type: string;
   direction: string;
   recipient: { to: string };
-  from: string | null;
+  from?: string;
   body: Record<string, unknown>;
   price?: { amount: number; currency: string; kind?: string };
   status?: {
     value: string;
     deliveryDate: string;
-    detail: string | null;
-    lookup?: { mccMnc: string; country: string | null; network: string | null };
+    detail?: string;
+    lookup?: { mccMnc: string; country?: string; network?: string };
   };
-  refClient: string | null;
-  callbackUrlStatus: string | null;
-  callbackUrlMo: string | null;
+  refClient?: string;
+  callbackUrlStatus?: string;
+  callbackUrlMo?: string;
   href: string;
   [extra: string]: unknown;
 }
@@ -36,22 +38,22 @@ const PATHS: Record<string, string> = { SMS: '/sms/v1/messages', RCS: '/rcs/v1/m
  * drift apart.
  */
 export function messageObject(m: MessageRow, channel: Channel, base: string): MessageObject {
-  const extra = m.extra ? (JSON.parse(m.extra) as Record<string, unknown>) : {};
+  const extra = m.extra ? omitNulls(JSON.parse(m.extra) as Record<string, unknown>) : {};
   const obj: MessageObject = {
     messageId: m.id,
     acceptedAt: new Date(m.accepted_at).toISOString(),
     sentDate: new Date(m.send_at).toISOString(),
-    ...(m.campaign_id ? { campaignId: m.campaign_id } : {}),
-    ...(m.origin_message_id ? { originMessageId: m.origin_message_id } : {}),
+    ...present('campaignId', m.campaign_id),
+    ...present('originMessageId', m.origin_message_id),
     channel: { channelId: channel.id, name: channel.name, type: channel.type, flow: channel.flow },
     type: m.type,
     direction: m.direction,
     recipient: { to: m.recipient },
-    from: m.sender,
-    body: JSON.parse(m.body) as Record<string, unknown>,
-    refClient: m.ref_client,
-    callbackUrlStatus: m.callback_url_status,
-    callbackUrlMo: m.callback_url_mo,
+    ...present('from', m.sender),
+    body: omitNulls(JSON.parse(m.body) as Record<string, unknown>),
+    ...present('refClient', m.ref_client),
+    ...present('callbackUrlStatus', m.callback_url_status),
+    ...present('callbackUrlMo', m.callback_url_mo),
     href: `${base}${PATHS[m.type] ?? PATHS.SMS}/${m.id}`,
     ...extra,
   };
@@ -60,9 +62,9 @@ export function messageObject(m: MessageRow, channel: Channel, base: string): Me
     obj.status = {
       value: m.status,
       deliveryDate: new Date(m.status_at).toISOString(),
-      detail: m.status_detail,
+      ...present('detail', m.status_detail),
       ...(m.mcc_mnc
-        ? { lookup: { mccMnc: m.mcc_mnc, country: m.country ? countryName(m.country) : null, network: m.network } }
+        ? { lookup: { mccMnc: m.mcc_mnc, ...present('country', m.country ? countryName(m.country) : null), ...present('network', m.network) } }
         : {}),
     };
   }

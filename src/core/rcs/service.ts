@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { RequestedDate } from '../domain/dates.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import { describeNumber } from '../domain/phone.ts';
 import {
@@ -32,6 +33,7 @@ import {
 import { CoreError, fail, underField } from '../errors.ts';
 import type { EventConsumer } from '../events.ts';
 import type { PreparedMessage } from '../messaging/accept.ts';
+import { rcsCampaignSender } from './campaigns.ts';
 import { outboundMessageRow } from '../messaging/message-row.ts';
 import type { MessagingOptions, MessagingService } from '../messaging/service.ts';
 import {
@@ -68,12 +70,17 @@ export interface RcsSendInput {
   body: RcsBody;
   from?: string | null;
   refClient?: string | null;
-  sentDate?: Date | null;
+  /** A local date and time is read in the organisation's time zone. */
+  sentDate?: RequestedDate | null;
   validity?: RcsValidity | null;
   callbackUrlStatus?: string | null;
   callbackUrlMo?: string | null;
   fallback?: RcsFallback | null;
   source?: MessageSource;
+  /** The campaign the message is part of. */
+  campaignId?: string | null;
+  /** The recipient's field name when it is not `recipient.to` (a campaign's `recipients[i].to`). */
+  toField?: string;
 }
 
 /** Fields of the RCS message object kept in the row's `extra`. */
@@ -113,7 +120,9 @@ export class RcsService {
     private readonly network: RcsNetwork,
     private readonly options: MessagingOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    messaging.campaigns.register('RCS', rcsCampaignSender(this, messaging));
+  }
 
   async capability(msisdn: string, field = 'msisdn'): Promise<RcsCapability> {
     const n = normaliseRecipient(msisdn, field);
@@ -132,19 +141,9 @@ export class RcsService {
     afterInsert?: PreparedMessage['afterInsert'],
     now = Date.now(),
   ): Promise<MessageRow> {
-    const problem = rcsBodyProblem(input.body);
-    if (problem) fail('INVALID_REQUEST', problem.message, `body.${problem.path}`);
-    const body = withRcsDefaults(input.body);
-    const recipient = normaliseRecipient(input.to, 'recipient.to');
-    const sender = resolveSender(channel, input.from);
-    const refClient = checkRefClient(input.refClient);
-    const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
-    const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, 'callbackUrlMo');
-    const sendAt = resolveSendAt(input.sentDate, now);
-    const validity = input.validity ?? validityOf(Math.min(this.options.messageValiditySeconds, RCS_LIMITS.maxValiditySeconds));
-    const seconds = validitySeconds(validity);
-    if (!seconds.ok) fail('INVALID_REQUEST', seconds.reason, 'validity');
-    const fallback = input.fallback ? await this.checkFallback(channel, input.fallback, 'fallback') : null;
+    const { body, locale, sender, refClient, callbackUrlStatus, callbackUrlMo, sendAt, validity, seconds, fallback } =
+      await this.checkShared(channel, input, now);
+    const recipient = normaliseRecipient(input.to, input.toField ?? 'recipient.to', locale.defaultCountry);
 
     const number = describeNumber(recipient);
     const capable = number.valid && (await this.network.capability(recipient)).capable;
@@ -184,10 +183,11 @@ export class RcsService {
           callbackUrlMo,
           now,
           sendAt,
-          validityUntil: sendAt + seconds.seconds * 1000,
+          validityUntil: sendAt + seconds * 1000,
           country: number.isoCountryCode,
           network,
           source: input.source ?? 'REST',
+          campaignId: input.campaignId,
           extra,
         }),
       };
@@ -208,6 +208,24 @@ export class RcsService {
       const [rcs] = await Promise.all([this.messaging.accept(prepared), this.messaging.accept(sms)]);
       return rcs;
     });
+  }
+
+  /** What an RCS message checks whoever it goes to; a campaign checks it once for all its recipients. */
+  async checkShared(channel: Channel, input: Omit<RcsSendInput, 'to'>, now = Date.now()) {
+    const problem = rcsBodyProblem(input.body);
+    if (problem) fail('INVALID_REQUEST', problem.message, `body.${problem.path}`);
+    const body = withRcsDefaults(input.body);
+    const { locale } = await this.messaging.prepareContext(channel, now);
+    const sender = resolveSender(channel, input.from);
+    const refClient = checkRefClient(input.refClient);
+    const callbackUrlStatus = checkCallbackUrl(input.callbackUrlStatus, 'callbackUrlStatus');
+    const callbackUrlMo = checkCallbackUrl(input.callbackUrlMo, 'callbackUrlMo');
+    const sendAt = resolveSendAt(input.sentDate, now, locale.timeZone);
+    const validity = input.validity ?? validityOf(Math.min(this.options.messageValiditySeconds, RCS_LIMITS.maxValiditySeconds));
+    const seconds = validitySeconds(validity);
+    if (!seconds.ok) fail('INVALID_REQUEST', seconds.reason, 'validity');
+    const fallback = input.fallback ? await this.checkFallback(channel, input.fallback, 'fallback') : null;
+    return { body, locale, sender, refClient, callbackUrlStatus, callbackUrlMo, sendAt, validity, seconds: seconds.seconds, fallback };
   }
 
   /** The fallback is checked at send time, so a bad one is a 400 of the request rather than a lost SMS later. */
@@ -240,11 +258,11 @@ export class RcsService {
   }
 
   /** An ordinary SMS of the fallback channel, to the same user, with the RCS message's reference and callbacks. */
-  private prepareFallbackSms(
+  private async prepareFallbackSms(
     smsChannel: Channel,
     rcs: MessageRow,
     fallback: RcsFallback,
-    sentDate: Date | null,
+    sentDate: RequestedDate | null,
     now: number,
   ): Promise<PreparedMessage> {
     return prepareSms(
@@ -259,9 +277,11 @@ export class RcsService {
         callbackUrlMo: rcs.callback_url_mo,
         source: 'FALLBACK',
         messageId: uuidv7(now),
+        // Part of the RCS message's campaign, so cancelling or moving the campaign takes it along.
+        campaignId: rcs.campaign_id,
         extra: { fallbackFor: rcs.id },
       },
-      this.messaging.prepareContext(now),
+      await this.messaging.prepareContext(smsChannel, now),
     );
   }
 

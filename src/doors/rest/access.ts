@@ -33,6 +33,14 @@ export async function authorize(
   return principal;
 }
 
+/**
+ * On a `/channels/{channelId}/…` path the key reaches only its own channel: any other id is refused (403), whoever
+ * owns it, so the answer tells nothing about other channels.
+ */
+export function assertOwnChannel(principal: Principal, channelId: string): void {
+  if (channelId !== principal.channel.id) fail('FORBIDDEN_CHANNEL', 'is not the channel of this key; a key reaches only its own channel', 'path.channelId');
+}
+
 /** The operator key (TERN_ADMIN_KEY) guards /admin/v1. */
 export async function requireAdmin(services: Services, req: FastifyRequest): Promise<void> {
   const key = apiKeyOf(req);

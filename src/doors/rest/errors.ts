@@ -25,6 +25,7 @@ const CORE: Readonly<Record<ErrorKind, { status: number; code: string }>> = {
   FORBIDDEN_ORGANISATION: { status: 403, code: '403.002' },
   FORBIDDEN_TRANSFER: { status: 403, code: '403.003' },
   FORBIDDEN_ADMIN: { status: 403, code: '403.004' },
+  FORBIDDEN_CHANNEL: { status: 403, code: '403.006' },
   CHANNEL_TYPE_MISMATCH: { status: 403, code: '403.005' },
   NOT_FOUND: { status: 404, code: '404.001' },
   CONFLICT: { status: 409, code: '409.001' },

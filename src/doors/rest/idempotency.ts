@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../core/services.ts';
 import { requestFingerprint } from '../../core/idempotency.ts';
+import { omitNulls } from '../../core/domain/absent.ts';
 import type { PreparedMessage } from '../../core/messaging/accept.ts';
 import { messageObject } from '../../core/messaging/view.ts';
 import type { Channel } from '../../core/types.ts';
@@ -36,7 +37,8 @@ export async function answerSend(
   if (key === null) return reply.code(201).send(await sendOnce());
   const idem = { scope: `${scope}:${channel.id}`, key, fingerprint: requestFingerprint(req.body) };
   const claim = await services.idempotency.claim(idem);
-  if (claim.state === 'replay') return reply.code(claim.answer.statusCode).header('idempotent-replayed', 'true').send(claim.answer.body);
+  // An answer recorded by an older version may hold nulls.
+  if (claim.state === 'replay') return reply.code(claim.answer.statusCode).header('idempotent-replayed', 'true').send(omitNulls(claim.answer.body));
   try {
     const base = baseUrl(services, req);
     return reply.code(201).send(

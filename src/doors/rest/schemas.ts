@@ -10,8 +10,9 @@ export const ErrorBody = Type.Object(
 );
 
 /**
- * A value or null. A primitive schema becomes `type: [t, "null"]`: with an `anyOf`, AJV's type coercion would turn a
- * null into "" (or 0) in the first branch and never see the null one.
+ * A value or null, for request fields where null removes a setting. Answers never carry a null: an unset field is left
+ * out (`Type.Optional`), since typed clients refuse nulls. A primitive schema becomes `type: [t, "null"]`: with an
+ * `anyOf`, AJV's type coercion would turn a null into "" (or 0) in the first branch and never see the null one.
  */
 export const Nullable = <T extends TSchema>(schema: T) => {
   const s = schema as TSchema & { type?: unknown; enum?: unknown[] };

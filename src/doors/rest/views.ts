@@ -1,9 +1,9 @@
 import { type Static, Type } from 'typebox';
-import { iso, isoOrNull } from '../../core/domain/dates.ts';
+import { present } from '../../core/domain/absent.ts';
+import { iso } from '../../core/domain/dates.ts';
 import { toEuros } from '../../core/domain/money.ts';
 import type { Channel, Credential, LedgerEntry, Organisation } from '../../core/types.ts';
 import type { Consumption } from '../../core/tenancy/service.ts';
-import { Nullable } from './schemas.ts';
 
 export const ChannelRef = Type.Object({
   channelId: Type.String(),
@@ -18,15 +18,15 @@ export const ChannelView = Type.Object({
   type: Type.String({ enum: ['SMS', 'RCS', 'VOICE'] }),
   flow: Type.String({ enum: ['TRANSACTIONAL', 'MARKETING', 'OTP'] }),
   organisationId: Type.String(),
-  defaultFromField: Nullable(Type.String()),
+  defaultFromField: Type.Optional(Type.String()),
   fromFieldList: Type.Array(Type.String()),
-  defaultCallbackUrlStatus: Nullable(Type.String()),
-  defaultCallbackUrlMo: Nullable(Type.String()),
+  defaultCallbackUrlStatus: Type.Optional(Type.String()),
+  defaultCallbackUrlMo: Type.Optional(Type.String()),
   dailyConsumption: Type.Number(),
-  dailyConsumptionLimit: Nullable(Type.Number()),
+  dailyConsumptionLimit: Type.Optional(Type.Number({ description: 'Absent: no limit' })),
   monthlyConsumption: Type.Number(),
-  monthlyConsumptionLimit: Nullable(Type.Number()),
-  fallbackSmsChannelId: Nullable(Type.String()),
+  monthlyConsumptionLimit: Type.Optional(Type.Number({ description: 'Absent: no limit' })),
+  fallbackSmsChannelId: Type.Optional(Type.String()),
   state: Type.String(),
   creationDate: Type.String(),
   href: Type.String(),
@@ -43,15 +43,15 @@ export function channelView(c: Channel, consumption: Consumption, base: string):
     type: c.type,
     flow: c.flow,
     organisationId: c.organisationId,
-    defaultFromField: c.defaultFromField,
+    ...present('defaultFromField', c.defaultFromField),
     fromFieldList: c.fromFieldList,
-    defaultCallbackUrlStatus: c.defaultCallbackUrlStatus,
-    defaultCallbackUrlMo: c.defaultCallbackUrlMo,
+    ...present('defaultCallbackUrlStatus', c.defaultCallbackUrlStatus),
+    ...present('defaultCallbackUrlMo', c.defaultCallbackUrlMo),
     dailyConsumption: toEuros(consumption.daily),
-    dailyConsumptionLimit: c.dailyLimit === null ? null : toEuros(c.dailyLimit),
+    ...present('dailyConsumptionLimit', c.dailyLimit === null ? null : toEuros(c.dailyLimit)),
     monthlyConsumption: toEuros(consumption.monthly),
-    monthlyConsumptionLimit: c.monthlyLimit === null ? null : toEuros(c.monthlyLimit),
-    fallbackSmsChannelId: c.fallbackSmsChannelId,
+    ...present('monthlyConsumptionLimit', c.monthlyLimit === null ? null : toEuros(c.monthlyLimit)),
+    ...present('fallbackSmsChannelId', c.fallbackSmsChannelId),
     state: c.state,
     creationDate: iso(c.createdAt),
     href: `${base}/commons/v1/channels/${c.id}`,
@@ -61,11 +61,13 @@ export function channelView(c: Channel, consumption: Consumption, base: string):
 export const OrganisationView = Type.Object({
   organisationId: Type.String(),
   name: Type.String(),
-  parentOrganisationId: Nullable(Type.String()),
+  parentOrganisationId: Type.Optional(Type.String()),
   balance: Type.Object({ amount: Type.Number(), currency: Type.String(), parentBilling: Type.Boolean() }),
   monthlyConsumption: Type.Number(),
-  monthlyConsumptionLimit: Nullable(Type.Number()),
+  monthlyConsumptionLimit: Type.Optional(Type.Number({ description: 'Absent: no limit' })),
   state: Type.String(),
+  defaultCountry: Type.Optional(Type.String({ description: 'Country of national numbers (ISO 3166 alpha-2); absent: international only' })),
+  timeZone: Type.String({ description: 'Time zone of dates written without an offset' }),
   creationDate: Type.String(),
   href: Type.String(),
 });
@@ -74,11 +76,13 @@ export function organisationView(o: Organisation, monthlyConsumption: number, ba
   return {
     organisationId: o.id,
     name: o.name,
-    parentOrganisationId: o.parentId,
+    ...present('parentOrganisationId', o.parentId),
     balance: { amount: toEuros(o.balance), currency: o.currency, parentBilling: o.parentBilling },
     monthlyConsumption: toEuros(monthlyConsumption),
-    monthlyConsumptionLimit: o.monthlyLimit === null ? null : toEuros(o.monthlyLimit),
+    ...present('monthlyConsumptionLimit', o.monthlyLimit === null ? null : toEuros(o.monthlyLimit)),
     state: o.state,
+    ...present('defaultCountry', o.defaultCountry),
+    timeZone: o.timeZone,
     creationDate: iso(o.createdAt),
     href: `${base}/commons/v1/organisations/${o.id}`,
   };
@@ -94,7 +98,7 @@ export const CredentialView = Type.Object({
   channel: ChannelRef,
   organisationId: Type.String(),
   creationDate: Type.String(),
-  revocationDate: Nullable(Type.String()),
+  revocationDate: Type.Optional(Type.String()),
 });
 
 export function credentialView(c: Credential, channel: Channel, value?: string): Static<typeof CredentialView> {
@@ -108,7 +112,7 @@ export function credentialView(c: Credential, channel: Channel, value?: string):
     channel: channelRef(channel),
     organisationId: c.organisationId,
     creationDate: iso(c.createdAt),
-    revocationDate: isoOrNull(c.revokedAt),
+    ...present('revocationDate', c.revokedAt === null ? null : iso(c.revokedAt)),
   };
 }
 
@@ -119,10 +123,10 @@ export const LedgerEntryView = Type.Object({
   amount: Type.Number(),
   balance: Type.Number({ description: 'Balance after this entry (running balance)' }),
   currency: Type.String(),
-  reference: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  messageId: Nullable(Type.String()),
-  transferId: Nullable(Type.String()),
+  reference: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  messageId: Type.Optional(Type.String()),
+  transferId: Type.Optional(Type.String()),
   creationDate: Type.String(),
 });
 
@@ -134,10 +138,10 @@ export function ledgerEntryView(e: LedgerEntry): Static<typeof LedgerEntryView> 
     amount: toEuros(e.amount),
     balance: toEuros(e.balanceAfter),
     currency: 'EUR',
-    reference: e.reference,
-    description: e.description,
-    messageId: e.messageId,
-    transferId: e.transferId,
+    ...present('reference', e.reference),
+    ...present('description', e.description),
+    ...present('messageId', e.messageId),
+    ...present('transferId', e.transferId),
     creationDate: iso(e.createdAt),
   };
 }

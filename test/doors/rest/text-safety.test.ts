@@ -25,7 +25,8 @@ forEachDialect('text that cannot be stored', (dialect) => {
   });
 
   test('in path parameters and filters too: 400, not 500', async () => {
-    assertError(await request(server, 'GET', '/sms/v1/campaigns/%00', { key: t.key }), 400, '400.001', /^path\.id: must not contain the NUL/);
+    assertError(await request(server, 'GET', '/sms/v1/campaigns/%00', { key: t.key }), 400, '400.001', /^path\.campaignId: must not contain the NUL/);
+    assertError(await request(server, 'GET', '/rcs/v1/channels/%00/campaigns', { key: t.key }), 400, '400.001', /^path\.channelId: must not contain the NUL/);
     assertError(await request(server, 'GET', '/sms/v1/messages?searchBy[refClient]=%00', { key: t.key }), 400, '400.001', /^query\[searchBy\[refClient\]\]: /);
     assertError(await request(server, 'GET', `/admin/v1/organisations/a%00b`, { key: server.adminKey }), 400, '400.001', /^path\./);
   });

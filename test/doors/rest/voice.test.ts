@@ -186,7 +186,7 @@ forEachDialect('Voice', (dialect) => {
       { to: '33612340001', status: 'UNDELIVERED', detail: 'BUSY', attempts: 3, charged: false },
       { to: '33612340002', status: 'UNDELIVERED', detail: 'NO_ANSWER', attempts: 3, charged: false },
       { to: '33612340003', status: 'UNDELIVERABLE', detail: 'INVALID_PHONE_NUMBER', attempts: 1, charged: false },
-      { to: '33612340004', status: 'DELIVERED', detail: null, attempts: 1, charged: true },
+      { to: '33612340004', status: 'DELIVERED', detail: undefined, attempts: 1, charged: true },
     ];
     const sent = [];
     for (const c of cases) {

@@ -20,7 +20,7 @@ function verify(secret: string, r: ReceivedRequest): unknown {
   });
 }
 
-async function secretOf(server: TestServer, t: Tenant): Promise<{ secret: string; previousSecret: string | null }> {
+async function secretOf(server: TestServer, t: Tenant): Promise<{ secret: string; previousSecret?: string }> {
   const r = await request(server, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, { key: t.key });
   assert.equal(r.status, 200, r.text);
   assert.match(r.body.secret, /^whsec_/);

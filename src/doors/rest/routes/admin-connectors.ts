@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { omitNulls } from '../../../core/domain/absent.ts';
 import { iso, parseDay, utcDay } from '../../../core/domain/dates.ts';
 import { toEuros } from '../../../core/domain/money.ts';
 import { fail, underField } from '../../../core/errors.ts';
@@ -167,7 +168,8 @@ export function adminConnectorRoutes(app: FastifyInstance, services: Services): 
     const waiting = await services.connectors.oldestWaiting();
     const since = waiting.get(c.name);
     return {
-      ...c.settings,
+      // A setting left to its automatic value (null, e.g. sourceTon from the sender) is left out.
+      ...omitNulls(c.settings),
       connectorId: c.id,
       name: c.name,
       type: c.kind,

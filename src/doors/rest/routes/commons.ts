@@ -18,8 +18,8 @@ const ChannelCustomerPatch = Type.Object({
 const WebhookSecretView = Type.Object({
   channelId: Type.String(),
   secret: Type.String({ description: 'Standard Webhooks signing secret (whsec_…)' }),
-  previousSecret: Type.Union([Type.String(), Type.Null()]),
-  previousSecretValidUntil: Type.Union([Type.String(), Type.Null()]),
+  previousSecret: Type.Optional(Type.String({ description: 'While the previous secret still signs (24 h after a rotation)' })),
+  previousSecretValidUntil: Type.Optional(Type.String()),
 });
 
 /**
@@ -107,8 +107,10 @@ export function commonsRoutes(app: FastifyInstance, services: Services): void {
     return {
       channelId: c.id,
       secret: c.webhookSecret,
-      previousSecret: previousValid ? c.webhookSecretPrevious : null,
-      previousSecretValidUntil: previousValid ? new Date(c.webhookSecretPreviousUntil!).toISOString() : null,
+      ...(previousValid && {
+        previousSecret: c.webhookSecretPrevious!,
+        previousSecretValidUntil: new Date(c.webhookSecretPreviousUntil!).toISOString(),
+      }),
     };
   };
 

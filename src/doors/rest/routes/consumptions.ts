@@ -15,7 +15,8 @@ import type { ConsumptionRecord } from '../../../core/billing/consumption.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
 import { authorize, baseUrl } from '../access.ts';
-import { errorResponses, IdParams, Money, Nullable, PageQuery, pageItems, Uuid } from '../schemas.ts';
+import { omitNulls } from '../../../core/domain/absent.ts';
+import { errorResponses, IdParams, Money, PageQuery, pageItems, Uuid } from '../schemas.ts';
 import { ChannelRef, channelRef } from '../views.ts';
 import { reachableChannel } from './commons.ts';
 
@@ -31,11 +32,14 @@ const ConsumptionFilters = {
 const ConsumptionQuery = Type.Object({ ...ConsumptionFilters, 'searchBy[channel.channelId]': Type.Optional(Uuid) });
 const ChannelConsumptionQuery = Type.Object(ConsumptionFilters);
 
-const NetworkLookupView = Type.Object({
-  mccMnc: Nullable(Type.String()),
-  country: Nullable(Type.String()),
-  network: Nullable(Type.String()),
-});
+const NetworkLookupView = Type.Object(
+  {
+    mccMnc: Type.Optional(Type.String()),
+    country: Type.Optional(Type.String()),
+    network: Type.Optional(Type.String()),
+  },
+  { description: 'The destination network; a field is absent when it is not known' },
+);
 
 export const ConsumptionView = Type.Object(
   {
@@ -83,7 +87,7 @@ export function consumptionView(r: ConsumptionRecord, base: string): Static<type
     items: r.items.map((i) => ({
       quantity: i.quantity,
       price: { amount: toEuros(i.amount), currency: 'EUR' },
-      lookup: i.lookup,
+      lookup: omitNulls(i.lookup),
       statuses: i.statuses,
     })),
     priceKinds: r.priceKinds.map((k) => ({

@@ -5,7 +5,8 @@ import { fail } from '../../../core/errors.ts';
 import { type BulkLookupItem, type LookupAnswer, MAX_BULK_LOOKUPS } from '../../../core/lookup/service.ts';
 import { authorize } from '../access.ts';
 import { errorPayload } from '../errors.ts';
-import { errorResponses, Nullable } from '../schemas.ts';
+import { omitNulls } from '../../../core/domain/absent.ts';
+import { errorResponses } from '../schemas.ts';
 
 const PHONE_TYPES = [
   'MOBILE',
@@ -25,27 +26,27 @@ const lookupFields = {
   msisdn: Type.String({ description: 'The number in international digits, e.g. 33612345678' }),
   valid: Type.Boolean({ description: 'A number that exists in its country’s numbering plan (libphonenumber)' }),
   possible: Type.Boolean({ description: 'Has a possible length for its country' }),
-  type: Nullable(Type.String({ enum: PHONE_TYPES, description: 'null when the digits could not be parsed' })),
-  country: Nullable(Type.String({ description: 'English country name, e.g. "France"' })),
-  isoCountryCode: Nullable(Type.String({ description: 'ISO 3166-1 alpha-2, e.g. "FR"' })),
-  countryPrefix: Nullable(Type.String({ description: 'Country calling code, e.g. "33"' })),
-  formats: Nullable(
+  type: Type.Optional(Type.String({ enum: PHONE_TYPES, description: 'Absent when the digits could not be parsed' })),
+  country: Type.Optional(Type.String({ description: 'English country name, e.g. "France"' })),
+  isoCountryCode: Type.Optional(Type.String({ description: 'ISO 3166-1 alpha-2, e.g. "FR"' })),
+  countryPrefix: Type.Optional(Type.String({ description: 'Country calling code, e.g. "33"' })),
+  formats: Type.Optional(
     Type.Object({
       e164: Type.String({ description: '+33612345678' }),
       international: Type.String({ description: '+33 6 12 34 56 78' }),
       national: Type.String({ description: '06 12 34 56 78' }),
     }),
   ),
-  network: Nullable(Type.String({ description: 'Operator the number range was allocated to (Google’s carrier data)' })),
-  mcc: Nullable(Type.String()),
-  mnc: Nullable(Type.String()),
-  mccMnc: Nullable(Type.String({ description: 'MCC and MNC of `network`, e.g. "20810"' })),
-  reachable: Nullable(Type.Boolean({ description: 'Attached to the network now (live query; mobile numbers only)' })),
-  ported: Nullable(Type.Boolean({ description: 'Moved away from `network` (live query)' })),
-  currentNetwork: Nullable(Type.String({ description: 'Operator serving the number today (live query)' })),
+  network: Type.Optional(Type.String({ description: 'Operator the number range was allocated to (Google’s carrier data)' })),
+  mcc: Type.Optional(Type.String()),
+  mnc: Type.Optional(Type.String()),
+  mccMnc: Type.Optional(Type.String({ description: 'MCC and MNC of `network`, e.g. "20810"' })),
+  reachable: Type.Optional(Type.Boolean({ description: 'Attached to the network now (live query; mobile numbers only)' })),
+  ported: Type.Optional(Type.Boolean({ description: 'Moved away from `network` (live query)' })),
+  currentNetwork: Type.Optional(Type.String({ description: 'Operator serving the number today (live query)' })),
 };
 
-const LookupView = Type.Object(lookupFields, { description: 'One looked-up number; null wherever unknown' });
+const LookupView = Type.Object(lookupFields, { description: 'One looked-up number; a field is absent wherever it is unknown' });
 
 const BulkLookupItemView = Type.Union([
   Type.Object({ input: Type.String({ description: 'The number as sent' }), ...lookupFields }),
@@ -77,7 +78,7 @@ const BulkLookupBody = Type.Object(
 );
 
 function lookupView(a: LookupAnswer): Static<typeof LookupView> {
-  return {
+  return omitNulls({
     msisdn: a.msisdn,
     valid: a.valid,
     possible: a.possible,
@@ -93,7 +94,7 @@ function lookupView(a: LookupAnswer): Static<typeof LookupView> {
     reachable: a.reachable,
     ported: a.ported,
     currentNetwork: a.currentNetwork,
-  };
+  });
 }
 
 function bulkItemView(item: BulkLookupItem): Static<typeof BulkLookupItemView> {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { parseDateBound } from '../../../core/domain/dates.ts';
+import { omitNulls, present } from '../../../core/domain/absent.ts';
 import { parseEuros, toEuros } from '../../../core/domain/money.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
@@ -48,8 +49,8 @@ const TransferView = Type.Object({
   amount: Type.Number(),
   currency: Type.String(),
   creationDate: Type.String(),
-  reference: Nullable(Type.String()),
-  description: Nullable(Type.String()),
+  reference: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
   organisationSource: OrganisationRef,
   organisationDestination: OrganisationRef,
   href: Type.String(),
@@ -64,8 +65,8 @@ function transferView(t: Transfer, side: string, base: string): Static<typeof Tr
     amount: toEuros(t.amount),
     currency: t.currency,
     creationDate: new Date(t.createdAt).toISOString(),
-    reference: t.reference,
-    description: t.description,
+    ...present('reference', t.reference),
+    ...present('description', t.description),
     organisationSource: t.source,
     organisationDestination: t.destination,
     href: `${base}/commons/v1/organisations/${side}/transfers/${t.id}`,
@@ -245,7 +246,8 @@ export function organisationRoutes(app: FastifyInstance, services: Services): vo
         idempotencyKey,
       }, (t) => ({ statusCode: 201, body: transferView(t, id, base) }));
       if (result.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(result.statusCode as 201).send(result.body);
+      // An answer recorded by an older version may hold nulls.
+      return reply.code(result.statusCode as 201).send(omitNulls(result.body));
     },
   );
 

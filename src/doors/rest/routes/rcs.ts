@@ -18,12 +18,17 @@ import { fail, underField } from '../../../core/errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import type { ConversationWithMessages } from '../../../core/rcs/service.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
-import { authorize, baseUrl } from '../access.ts';
+import { present } from '../../../core/domain/absent.ts';
+import type { MessageRow } from '../../../core/types.ts';
+import { assertOwnChannel, authorize, baseUrl } from '../access.ts';
+import { sendDateParam } from '../dates.ts';
 import { answerSend } from '../idempotency.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
+import { campaignRoutes } from './campaigns.ts';
 import {
   dateParam,
   EventList,
+  eventList,
   ListQuery,
   listMessagesFor,
   MessageList,
@@ -104,7 +109,7 @@ const CarouselCard = Type.Unsafe<Record<string, unknown>>({
   else: CardContent,
 });
 
-const RcsBodySchema = tagged(
+export const RcsBodySchema = tagged(
   {
     TEXT: Type.Object(
       {
@@ -145,13 +150,11 @@ const RcsBodySchema = tagged(
   `The rich message: ${RCS_BODY_TYPES.join(', ')}`,
 );
 
-const SendRcsBody = Type.Object({
-  recipient: Type.Object({ to: Type.String({ minLength: 1, maxLength: 32 }) }),
+/** What an RCS message carries besides its recipient and reference (a campaign's messages share them). */
+const RcsMessageFields = {
   body: RcsBodySchema,
   from: OptionalString({ maxLength: 64, description: "The agent; default the channel's defaultFromField" }),
-  refClient: OptionalString(),
-  ref_client: OptionalString({ description: 'Alias of refClient' }),
-  sentDate: OptionalString({ description: 'ISO 8601; a future date schedules the message' }),
+  sentDate: OptionalString({ description: "ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone" }),
   validity: Type.Optional(
     Type.Object(
       { amount: Type.Integer({ minimum: 1 }), timeUnit: oneOf(Object.keys(RCS_VALIDITY_UNITS)) },
@@ -170,6 +173,13 @@ const SendRcsBody = Type.Object({
       },
     ),
   ),
+};
+
+export const SendRcsBody = Type.Object({
+  recipient: Type.Object({ to: Type.String({ minLength: 1, maxLength: 32 }) }),
+  refClient: OptionalString(),
+  ref_client: OptionalString({ description: 'Alias of refClient' }),
+  ...RcsMessageFields,
 });
 
 const CapabilityView = Type.Object({ msisdn: Type.String(), capable: Type.Boolean(), features: Type.Array(Type.String()) });
@@ -177,12 +187,12 @@ const CapabilityView = Type.Object({ msisdn: Type.String(), capable: Type.Boolea
 const ConversationView = Type.Object({
   conversationId: Type.String(),
   channel: Type.Object({ channelId: Type.String(), name: Type.String(), type: Type.String(), flow: Type.String() }),
-  agent: Nullable(Type.String()),
+  agent: Type.Optional(Type.String()),
   recipient: Type.Object({ to: Type.String() }),
   openedAt: Type.String(),
   expiresAt: Type.String(),
   status: Type.String({ enum: ['OPEN', 'CLOSED'] }),
-  openedByMessageId: Nullable(Type.String()),
+  openedByMessageId: Type.Optional(Type.String()),
   price: Type.Object({ amount: Type.Number(), currency: Type.String(), kind: Type.String() }),
   messageCount: Type.Integer(),
   messages: Type.Array(Type.Ref('Message')),
@@ -202,34 +212,54 @@ const DEFAULT_LIST_WINDOW_MS = 10 * 86_400_000;
 type ListQueryT = Static<typeof ListQuery>;
 type SendRcsBodyT = Static<typeof SendRcsBody>;
 
+/** The message fields of an RCS request, as the RCS use cases take them. */
+function rcsMessage(body: Omit<SendRcsBodyT, 'recipient' | 'refClient' | 'ref_client'>) {
+  return {
+    body: body.body as unknown as RcsBody,
+    from: body.from,
+    sentDate: sendDateParam(body.sentDate, 'body.sentDate'),
+    validity: (body.validity as RcsValidity | undefined) ?? null,
+    callbackUrlStatus: body.callbackUrlStatus,
+    callbackUrlMo: body.callbackUrlMo,
+    fallback: body.fallback ?? null,
+  };
+}
+
+/** Sends the RCS message a request's body describes on the key's channel; into a campaign, at its time by default, when given. */
+export function sendRcsRequest(
+  services: Services,
+  req: FastifyRequest,
+  principal: Principal,
+  afterInsert?: PreparedMessage['afterInsert'],
+  campaign?: { campaignId: string; defaultSendAt: number | null },
+): Promise<MessageRow> {
+  const body = req.body as SendRcsBodyT;
+  const message = rcsMessage(body);
+  return underField('body.', () =>
+    services.rcs.send(
+      principal.channel,
+      {
+        ...message,
+        to: body.recipient.to,
+        refClient: body.refClient ?? body.ref_client,
+        sentDate: message.sentDate ?? (campaign?.defaultSendAt ? new Date(campaign.defaultSendAt) : null),
+        source: campaign ? 'CAMPAIGN' : 'REST',
+        campaignId: campaign?.campaignId,
+      },
+      afterInsert,
+    ),
+  );
+}
+
 export function rcsRoutes(app: FastifyInstance, services: Services): void {
   const { messaging, rcs } = services;
   const tags = ['RCS'];
   const security = [{ apiKey: [] }];
 
-  const sendOnce = async (req: FastifyRequest, principal: Principal, afterInsert?: PreparedMessage['afterInsert']) => {
-    const body = req.body as SendRcsBodyT;
-    const m = await underField('body.', () => rcs.send(
-      principal.channel,
-      {
-        to: body.recipient.to,
-        body: body.body as unknown as RcsBody,
-        from: body.from,
-        refClient: body.refClient ?? body.ref_client,
-        sentDate: dateParam(body.sentDate, 'body.sentDate'),
-        validity: (body.validity as RcsValidity | undefined) ?? null,
-        callbackUrlStatus: body.callbackUrlStatus,
-        callbackUrlMo: body.callbackUrlMo,
-        fallback: body.fallback ?? null,
-        source: 'REST',
-      },
-      afterInsert,
-    ));
-    return renderMessage(services, req, m);
-  };
-
   const send = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
-    answerSend(services, req, reply, 'rcs', principal.channel, (afterInsert) => sendOnce(req, principal, afterInsert));
+    answerSend(services, req, reply, 'rcs', principal.channel, async (afterInsert) =>
+      renderMessage(services, req, await sendRcsRequest(services, req, principal, afterInsert)),
+    );
 
   const sendSchema = {
     tags,
@@ -254,7 +284,7 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
     { schema: { ...sendSchema, summary: 'Send an RCS message on a given channel (the key’s own)', params: Type.Object({ channelId: Type.String() }) } },
     async (req, reply) => {
       const principal = await authorize(services, req, 'messages:send', 'RCS');
-      if ((req.params as { channelId: string }).channelId !== principal.channel.id) fail('NOT_FOUND', 'channel not found for this key');
+      assertOwnChannel(principal, (req.params as { channelId: string }).channelId);
       return send(req, reply, principal);
     },
   );
@@ -291,8 +321,7 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
     { schema: { tags, security, summary: 'Status history of an RCS message', params: IdParams, response: { 200: EventList, ...errorResponses(400, 401, 403, 404) } } },
     async (req) => {
       const principal = await authorize(services, req, 'messages:read', 'RCS');
-      const events = await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'RCS');
-      return { items: events.map((e) => ({ eventId: e.id, kind: e.kind, status: e.status, detail: e.detail, date: new Date(e.at).toISOString() })) };
+      return eventList(await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'RCS'));
     },
   );
 
@@ -331,12 +360,12 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
     return {
       conversationId: c.conversation.id,
       channel: { channelId: channel.id, name: channel.name, type: channel.type, flow: channel.flow },
-      agent: c.conversation.agent,
+      ...present('agent', c.conversation.agent),
       recipient: { to: c.conversation.msisdn },
       openedAt: new Date(c.conversation.opened_at).toISOString(),
       expiresAt: new Date(c.conversation.expires_at).toISOString(),
       status: c.conversation.expires_at > now ? 'OPEN' : 'CLOSED',
-      openedByMessageId: c.conversation.opened_by,
+      ...present('openedByMessageId', c.conversation.opened_by),
       price: { amount: toEuros(charged), currency: 'EUR', kind: 'CONVERSATION' },
       messageCount: c.messages.length,
       messages: await renderMessages(services, req, c.messages),
@@ -399,4 +428,15 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
       return conversationView(req, c, Date.now());
     },
   );
+
+  campaignRoutes(app, services, {
+    type: 'RCS',
+    prefix: '/rcs/v1',
+    tags,
+    messageFields: RcsMessageFields,
+    message: (fields) => rcsMessage(fields as unknown as SendRcsBodyT),
+    body: RcsBodySchema,
+    sendBody: SendRcsBody,
+    send: (req, principal, campaign, afterInsert) => sendRcsRequest(services, req, principal, afterInsert, campaign),
+  });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { omitNulls } from '../../../core/domain/absent.ts';
 import type { Services } from '../../../core/services.ts';
 import { errorResponses, PageQuery, Uuid } from '../schemas.ts';
 import { RCS_LIMITS, RCS_MO_BODY_TYPES } from '../../../core/domain/rcs.ts';
@@ -72,7 +73,7 @@ export function simulatorRoutes(app: FastifyInstance, services: Services): void 
           type: r.type,
           from: r.sender,
           to: r.recipient,
-          body: JSON.parse(r.body) as Record<string, unknown>,
+          body: omitNulls(JSON.parse(r.body) as Record<string, unknown>),
           receivedAt: new Date(r.received_at).toISOString(),
         })),
         page,

@@ -6,13 +6,15 @@ import { seesOrganisation } from '../../../core/domain/tenancy.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail, underField } from '../../../core/errors.ts';
-import { coreErrorPayload } from '../errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { messageObject } from '../../../core/messaging/view.ts';
-import type { MessageRow } from '../../../core/types.ts';
-import { authorize, baseUrl } from '../access.ts';
+import type { MessageEventRow, MessageRow } from '../../../core/types.ts';
+import { present } from '../../../core/domain/absent.ts';
+import { assertOwnChannel, authorize, baseUrl } from '../access.ts';
 import { answerSend } from '../idempotency.ts';
+import { sendDateParam } from '../dates.ts';
+import { campaignRoutes } from './campaigns.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
@@ -28,25 +30,29 @@ export const MessageSchema = Type.Object(
     type: Type.String(),
     direction: Type.String({ enum: ['MT', 'MO'] }),
     recipient: Type.Object({ to: Type.String() }),
-    from: Nullable(Type.String()),
+    from: Type.Optional(Type.String()),
     body: Type.Object({}, { additionalProperties: true }),
     price: Type.Optional(Type.Object({ amount: Type.Number(), currency: Type.String(), kind: Type.Optional(Type.String()) })),
     status: Type.Optional(
       Type.Object({
         value: Type.String(),
         deliveryDate: Type.String(),
-        detail: Nullable(Type.String()),
+        detail: Type.Optional(Type.String({ description: 'Why, for a message that failed or was cancelled' })),
         lookup: Type.Optional(
-          Type.Object({ mccMnc: Type.String(), country: Nullable(Type.String()), network: Nullable(Type.String()) }),
+          Type.Object({ mccMnc: Type.String(), country: Type.Optional(Type.String()), network: Type.Optional(Type.String()) }),
         ),
       }),
     ),
-    refClient: Nullable(Type.String()),
-    callbackUrlStatus: Nullable(Type.String()),
-    callbackUrlMo: Nullable(Type.String()),
+    refClient: Type.Optional(Type.String()),
+    callbackUrlStatus: Type.Optional(Type.String()),
+    callbackUrlMo: Type.Optional(Type.String()),
     href: Type.String(),
   },
-  { $id: 'Message', additionalProperties: true },
+  {
+    $id: 'Message',
+    additionalProperties: true,
+    description: 'The send answer, the GET body and every webhook body; a field that is not set or not known is absent',
+  },
 );
 
 export const MessageList = Type.Object({
@@ -55,49 +61,21 @@ export const MessageList = Type.Object({
   pageSize: Type.Integer(),
 });
 
-const SmsBody = Type.Object({
+export const SmsBody = Type.Object({
   text: Type.String({ minLength: 1 }),
   encoding: Type.Optional(Type.String({ enum: ['GSM7', 'UNICODE'] })),
   stop: Type.Optional(Type.Boolean()),
 });
 
-const SendSmsBody = Type.Object({
+export const SendSmsBody = Type.Object({
   recipient: Type.Object({ to: Type.String({ minLength: 1, maxLength: 32 }) }),
   body: SmsBody,
   from: OptionalString({ maxLength: 64 }),
   refClient: OptionalString(),
   ref_client: OptionalString({ description: 'Alias of refClient' }),
-  sentDate: OptionalString({ description: 'ISO 8601; a future date schedules the message' }),
+  sentDate: OptionalString({ description: "ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone" }),
   callbackUrlStatus: OptionalString(),
   callbackUrlMo: OptionalString(),
-});
-
-const CampaignBody = Type.Object({
-  recipients: Type.Array(
-    Type.Object({ to: Type.String({ minLength: 1, maxLength: 32 }), refClient: OptionalString(), ref_client: OptionalString() }),
-    { minItems: 1, maxItems: 10_000 },
-  ),
-  body: SmsBody,
-  from: OptionalString({ maxLength: 64 }),
-  refClient: OptionalString(),
-  ref_client: OptionalString(),
-  sentDate: OptionalString(),
-  callbackUrlStatus: OptionalString(),
-  callbackUrlMo: OptionalString(),
-});
-
-const CampaignView = Type.Object({
-  campaignId: Type.String(),
-  channel: Type.Object({ channelId: Type.String(), name: Type.String(), type: Type.String(), flow: Type.String() }),
-  refClient: Nullable(Type.String()),
-  sentDate: Type.String(),
-  creationDate: Type.String(),
-  recipients: Type.Integer(),
-  counts: Type.Object({ accepted: Type.Integer(), rejected: Type.Integer(), byStatus: Type.Record(Type.String(), Type.Integer()) }),
-  errors: Type.Optional(
-    Type.Array(Type.Object({ index: Type.Integer(), to: Type.String(), errorCode: Type.String(), detail: Type.String() })),
-  ),
-  href: Type.String(),
 });
 
 export const ListQuery = Type.Object({
@@ -113,16 +91,22 @@ export const ListQuery = Type.Object({
 
 export const EventList = Type.Object({
   items: Type.Array(
-    Type.Object({ eventId: Type.String(), kind: Type.String(), status: Type.String(), detail: Nullable(Type.String()), date: Type.String() }),
+    Type.Object({ eventId: Type.String(), kind: Type.String(), status: Type.String(), detail: Type.Optional(Type.String()), date: Type.String() }),
   ),
 });
 
+/** A message's events, for the SMS, RCS and voice `…/events` answers. */
+export function eventList(events: MessageEventRow[]): Static<typeof EventList> {
+  return { items: events.map((e) => ({ eventId: e.id, kind: e.kind, status: e.status, ...present('detail', e.detail), date: new Date(e.at).toISOString() })) };
+}
+
 const DEFAULT_LIST_WINDOW_MS = 10 * 86_400_000;
 
-/** The channels a key may read messages of: its own, or its organisation's for MANAGER/ADMIN keys. */
-export async function readableChannelIds(services: Services, principal: Principal): Promise<string[]> {
+/** The channels a key may read messages of: its own, or its organisation's (of `type`, if given) for MANAGER/ADMIN keys. */
+export async function readableChannelIds(services: Services, principal: Principal, type?: string): Promise<string[]> {
   if (!seesOrganisation(principal.credential.roles)) return [principal.channel.id];
-  return (await services.tenancy.listChannels([principal.credential.organisationId])).map((c) => c.id);
+  const channels = await services.tenancy.listChannels([principal.credential.organisationId]);
+  return channels.filter((c) => type === undefined || c.type === type).map((c) => c.id);
 }
 
 export function dateParam(value: string | null | undefined, field: string): Date | null {
@@ -139,7 +123,7 @@ export async function listMessagesFor(
   principal: Principal,
   type: string,
   query: ListQueryT,
-  extraFilter: { campaignId?: string } = {},
+  extraFilter: { campaignId?: string; channelIds?: string[] } = {},
 ) {
   const page = query.page ?? 1;
   const pageSize = query.pageSize ?? 10;
@@ -149,7 +133,7 @@ export async function listMessagesFor(
   if (start > end) fail('INVALID_DATE', 'query.startDate: must not be after endDate');
   const recipient = query['searchBy[recipient.to]'];
   const rows = await services.messaging.list({
-    channelIds: await readableChannelIds(services, principal),
+    channelIds: extraFilter.channelIds ?? (await readableChannelIds(services, principal)),
     type,
     direction: query['searchBy[direction]'] ?? (extraFilter.campaignId ? undefined : 'MT'),
     status: query['searchBy[status.value]'],
@@ -173,6 +157,36 @@ export async function renderMessage(services: Services, req: FastifyRequest, m: 
   return messageObject(m, await services.messaging.channel(m.channel_id), baseUrl(services, req));
 }
 
+/** Sends the SMS a request's body describes on the key's channel; into a campaign, at its time by default, when given. */
+export function sendSmsRequest(
+  services: Services,
+  req: FastifyRequest,
+  principal: Principal,
+  afterInsert?: PreparedMessage['afterInsert'],
+  campaign?: { campaignId: string; defaultSendAt: number | null },
+): Promise<MessageRow> {
+  const body = req.body as Static<typeof SendSmsBody>;
+  return underField('body.', () =>
+    services.messaging.sendSms(
+      principal.channel,
+      {
+        to: body.recipient.to,
+        text: body.body.text,
+        encoding: body.body.encoding as 'GSM7' | 'UNICODE' | undefined,
+        stop: body.body.stop,
+        from: body.from,
+        refClient: body.refClient ?? body.ref_client,
+        sentDate: sendDateParam(body.sentDate, 'body.sentDate') ?? (campaign?.defaultSendAt ? new Date(campaign.defaultSendAt) : null),
+        callbackUrlStatus: body.callbackUrlStatus,
+        callbackUrlMo: body.callbackUrlMo,
+        source: campaign ? 'CAMPAIGN' : 'REST',
+        campaignId: campaign?.campaignId,
+      },
+      afterInsert,
+    ),
+  );
+}
+
 export function smsRoutes(app: FastifyInstance, services: Services): void {
   const { messaging } = services;
   const tags = ['SMS'];
@@ -180,24 +194,9 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
   app.addSchema(MessageSchema);
 
   const send = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
-    answerSend(services, req, reply, 'sms', principal.channel, (afterInsert) => sendOnce(req, principal, afterInsert));
-
-  const sendOnce = async (req: FastifyRequest, principal: Principal, afterInsert?: PreparedMessage['afterInsert']) => {
-    const body = req.body as Static<typeof SendSmsBody>;
-    const m = await underField('body.', () => messaging.sendSms(principal.channel, {
-      to: body.recipient.to,
-      text: body.body.text,
-      encoding: body.body.encoding as 'GSM7' | 'UNICODE' | undefined,
-      stop: body.body.stop,
-      from: body.from,
-      refClient: body.refClient ?? body.ref_client,
-      sentDate: dateParam(body.sentDate, 'body.sentDate'),
-      callbackUrlStatus: body.callbackUrlStatus,
-      callbackUrlMo: body.callbackUrlMo,
-      source: 'REST',
-    }, afterInsert));
-    return renderMessage(services, req, m);
-  };
+    answerSend(services, req, reply, 'sms', principal.channel, async (afterInsert) =>
+      renderMessage(services, req, await sendSmsRequest(services, req, principal, afterInsert)),
+    );
 
   const sendSchema = {
     tags,
@@ -218,9 +217,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
     { schema: { ...sendSchema, summary: 'Send an SMS on a given channel (the key’s own)', params: Type.Object({ channelId: Type.String() }) } },
     async (req, reply) => {
       const principal = await authorize(services, req, 'messages:send', 'SMS');
-      if ((req.params as { channelId: string }).channelId !== principal.channel.id) {
-        fail('NOT_FOUND', 'channel not found for this key');
-      }
+      assertOwnChannel(principal, (req.params as { channelId: string }).channelId);
       return send(req, reply, principal);
     },
   );
@@ -261,8 +258,7 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
     },
     async (req) => {
       const principal = await authorize(services, req, 'messages:read', 'SMS');
-      const events = await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'SMS');
-      return { items: events.map((e) => ({ eventId: e.id, kind: e.kind, status: e.status, detail: e.detail, date: new Date(e.at).toISOString() })) };
+      return eventList(await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'SMS'));
     },
   );
 
@@ -284,99 +280,31 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
     },
   );
 
-  const campaignView = async (req: FastifyRequest, principal: Principal, campaignId: string, errors?: unknown[]) => {
-    const { campaign, counts } = await messaging.campaign(campaignId, await readableChannelIds(services, principal));
-    const channel = await messaging.channel(campaign.channel_id);
-    const accepted = Object.values(counts).reduce((a, b) => a + b, 0);
-    return {
-      campaignId: campaign.id,
-      channel: { channelId: channel.id, name: channel.name, type: channel.type, flow: channel.flow },
-      refClient: campaign.ref_client,
-      sentDate: new Date(campaign.send_at).toISOString(),
-      creationDate: new Date(campaign.created_at).toISOString(),
-      recipients: campaign.recipients,
-      counts: { accepted, rejected: campaign.recipients - accepted, byStatus: counts },
-      ...(errors ? { errors } : {}),
-      href: `${baseUrl(services, req)}/sms/v1/campaigns/${campaign.id}`,
-    };
-  };
-
-  app.post(
-    '/sms/v1/campaigns',
-    {
-      bodyLimit: 8 * 1024 * 1024,
-      schema: {
-        tags,
-        security,
-        summary: 'Send one message to each of up to 10,000 recipients',
-        description: 'Each recipient is validated and billed on its own; bad recipients are reported in `errors` and the others go.',
-        body: CampaignBody,
-        response: { 201: CampaignView, ...errorResponses(400, 401, 403, 413, 415) },
-      },
+  campaignRoutes(app, services, {
+    type: 'SMS',
+    prefix: '/sms/v1',
+    tags,
+    messageFields: {
+      body: SmsBody,
+      from: OptionalString({ maxLength: 64 }),
+      sentDate: OptionalString({ description: "ISO 8601; a future date schedules the campaign; without an offset it is read in the organisation's timeZone" }),
+      callbackUrlStatus: OptionalString(),
+      callbackUrlMo: OptionalString(),
     },
-    async (req, reply) => {
-      const principal = await authorize(services, req, 'messages:send', 'SMS');
-      const body = req.body as Static<typeof CampaignBody>;
-      const result = await underField('body.', () => messaging.sendCampaign(principal.channel, {
-        recipients: body.recipients.map((r) => ({ to: r.to, refClient: r.refClient ?? r.ref_client })),
-        refClient: body.refClient ?? body.ref_client,
-        message: {
-          text: body.body.text,
-          encoding: body.body.encoding as 'GSM7' | 'UNICODE' | undefined,
-          stop: body.body.stop,
-          from: body.from,
-          sentDate: dateParam(body.sentDate, 'body.sentDate'),
-          callbackUrlStatus: body.callbackUrlStatus,
-          callbackUrlMo: body.callbackUrlMo,
-        },
-      }));
-      const errors = result.errors.map(({ index, to, error }) => {
-        const { errorCode, detail } = coreErrorPayload(error.under('body.'));
-        return { index, to, errorCode, detail };
-      });
-      return reply.code(201).send(await campaignView(req, principal, result.campaignId, errors));
+    message: (fields) => {
+      const b = fields as Static<typeof SendSmsBody>;
+      return {
+        text: b.body.text,
+        encoding: b.body.encoding as 'GSM7' | 'UNICODE' | undefined,
+        stop: b.body.stop,
+        from: b.from,
+        sentDate: sendDateParam(b.sentDate, 'body.sentDate'),
+        callbackUrlStatus: b.callbackUrlStatus,
+        callbackUrlMo: b.callbackUrlMo,
+      };
     },
-  );
-
-  const CampaignParams = Type.Object({ id: Type.String() });
-  app.get(
-    '/sms/v1/campaigns/:id',
-    { schema: { tags, security, summary: 'Read a campaign with its counts per status', params: CampaignParams, response: { 200: CampaignView, ...errorResponses(401, 403, 404) } } },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'SMS');
-      return campaignView(req, principal, (req.params as { id: string }).id);
-    },
-  );
-
-  app.get(
-    '/sms/v1/campaigns/:id/messages',
-    {
-      schema: {
-        tags,
-        security,
-        summary: "List a campaign's messages",
-        params: CampaignParams,
-        querystring: ListQuery,
-        response: { 200: MessageList, ...errorResponses(400, 401, 403, 404) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'SMS');
-      const { id } = req.params as { id: string };
-      const { campaign } = await messaging.campaign(id, await readableChannelIds(services, principal));
-      const query = req.query as ListQueryT;
-      return listMessagesFor(services, req, principal, 'SMS', { ...query, startDate: query.startDate ?? new Date(campaign.created_at - 1).toISOString() }, { campaignId: id });
-    },
-  );
-
-  app.delete(
-    '/sms/v1/campaigns/:id',
-    { schema: { tags, security, summary: 'Cancel the scheduled messages of a campaign (refunded)', params: CampaignParams, response: { 200: CampaignView, ...errorResponses(401, 403, 404, 409) } } },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:send', 'SMS');
-      const { id } = req.params as { id: string };
-      await messaging.cancelCampaign(id, await readableChannelIds(services, principal));
-      return campaignView(req, principal, id);
-    },
-  );
+    body: SmsBody,
+    sendBody: SendSmsBody,
+    send: (req, principal, campaign, afterInsert) => sendSmsRequest(services, req, principal, afterInsert, campaign),
+  });
 }

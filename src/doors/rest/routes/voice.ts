@@ -6,7 +6,8 @@ import { MAX_VOICE_TEXT_LENGTH, MAX_VOICE_TITLE_LENGTH } from '../../../core/voi
 import { VOICE_LANGUAGES } from '../../../core/voice/tts.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, IdParams, Nullable } from '../schemas.ts';
-import { dateParam, EventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from './sms.ts';
+import { sendDateParam } from '../dates.ts';
+import { EventList, eventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from './sms.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 
@@ -20,7 +21,7 @@ const SendVoiceBody = Type.Object({
   from: OptionalString({ maxLength: 64 }),
   refClient: OptionalString(),
   ref_client: OptionalString({ description: 'Alias of refClient' }),
-  sentDate: OptionalString({ description: 'ISO 8601; a future date schedules the call' }),
+  sentDate: OptionalString({ description: "ISO 8601; a future date schedules the call; without an offset it is read in the organisation's timeZone" }),
   callbackUrlStatus: OptionalString(),
 });
 
@@ -60,7 +61,7 @@ export function voiceRoutes(app: FastifyInstance, services: Services): void {
         language: body.body.language,
         from: body.from,
         refClient: body.refClient ?? body.ref_client,
-        sentDate: dateParam(body.sentDate, 'body.sentDate'),
+        sentDate: sendDateParam(body.sentDate, 'body.sentDate'),
         callbackUrlStatus: body.callbackUrlStatus,
         source: 'REST',
       }));
@@ -129,8 +130,7 @@ export function voiceRoutes(app: FastifyInstance, services: Services): void {
     },
     async (req) => {
       const principal = await authorize(services, req, 'messages:read', 'VOICE');
-      const events = await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'VOICE');
-      return { items: events.map((e) => ({ eventId: e.id, kind: e.kind, status: e.status, detail: e.detail, date: new Date(e.at).toISOString() })) };
+      return eventList(await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'VOICE'));
     },
   );
 

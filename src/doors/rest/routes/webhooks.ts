@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { present } from '../../../core/domain/absent.ts';
+import { iso } from '../../../core/domain/dates.ts';
 import type { Services } from '../../../core/services.ts';
 import type { DeliveryWithAttempts } from '../../../core/webhooks/deliveries.ts';
 import type { WebhookDelivery } from '../../../core/types.ts';
 import { authorize } from '../access.ts';
-import { errorResponses, Nullable, PageQuery } from '../schemas.ts';
+import { errorResponses, PageQuery } from '../schemas.ts';
 import { readableChannelIds } from './sms.ts';
 
 const DELIVERY_STATES = ['PENDING', 'DELIVERED', 'FAILED', 'GONE', 'REFUSED'] as const;
@@ -12,9 +14,9 @@ const DELIVERY_STATES = ['PENDING', 'DELIVERED', 'FAILED', 'GONE', 'REFUSED'] as
 const Attempt = Type.Object({
   date: Type.String(),
   outcome: Type.String(),
-  httpStatus: Nullable(Type.Integer()),
+  httpStatus: Type.Optional(Type.Integer({ description: 'Absent when no answer came' })),
   latencyMs: Type.Integer(),
-  error: Nullable(Type.String()),
+  error: Type.Optional(Type.String()),
 });
 
 const Delivery = Type.Object({
@@ -27,11 +29,11 @@ const Delivery = Type.Object({
   url: Type.String(),
   status: Type.String({ enum: [...DELIVERY_STATES] }),
   attemptCount: Type.Integer(),
-  nextAttemptDate: Nullable(Type.String()),
-  lastHttpStatus: Nullable(Type.Integer()),
-  lastError: Nullable(Type.String()),
+  nextAttemptDate: Type.Optional(Type.String({ description: 'While PENDING' })),
+  lastHttpStatus: Type.Optional(Type.Integer()),
+  lastError: Type.Optional(Type.String()),
   creationDate: Type.String(),
-  deliveryDate: Nullable(Type.String()),
+  deliveryDate: Type.Optional(Type.String()),
   attempts: Type.Optional(Type.Array(Attempt)),
 });
 
@@ -52,11 +54,11 @@ function deliveryView(d: WebhookDelivery) {
     url: d.url,
     status: d.state,
     attemptCount: d.attempts,
-    nextAttemptDate: d.state === 'PENDING' ? new Date(d.next_attempt_at).toISOString() : null,
-    lastHttpStatus: d.last_http_status,
-    lastError: d.last_error,
-    creationDate: new Date(d.created_at).toISOString(),
-    deliveryDate: d.delivered_at === null ? null : new Date(d.delivered_at).toISOString(),
+    ...present('nextAttemptDate', d.state === 'PENDING' ? iso(d.next_attempt_at) : null),
+    ...present('lastHttpStatus', d.last_http_status),
+    ...present('lastError', d.last_error),
+    creationDate: iso(d.created_at),
+    ...present('deliveryDate', d.delivered_at === null ? null : iso(d.delivered_at)),
   };
 }
 
@@ -66,9 +68,9 @@ function deliveryWithAttemptsView({ delivery, attempts }: DeliveryWithAttempts) 
     attempts: attempts.map((a) => ({
       date: new Date(a.at).toISOString(),
       outcome: a.outcome,
-      httpStatus: a.http_status,
+      ...present('httpStatus', a.http_status),
       latencyMs: a.latency_ms,
-      error: a.error,
+      ...present('error', a.error),
     })),
   };
 }
