@@ -32,6 +32,9 @@ import { BlacklistService } from './core/tenancy/blacklist.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './core/tenancy/bootstrap.ts';
 import { TenancyService } from './core/tenancy/service.ts';
 import { SmppCredentialService } from './core/tenancy/smpp-credentials.ts';
+import { SubAccountService } from './core/tenancy/sub-accounts.ts';
+import { ContactService } from './core/contacts/service.ts';
+import { Sends } from './core/messaging/sends.ts';
 import { IdempotencyService } from './core/idempotency.ts';
 import { WebhookDeliveries } from './core/webhooks/deliveries.ts';
 import { VoiceService } from './core/voice/service.ts';
@@ -39,6 +42,7 @@ import { WebhookOutbox } from './core/webhooks/outbox.ts';
 import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
 import { legacyRoutes } from './doors/legacy/routes.ts';
 import { buildHttpServer } from './doors/rest/server.ts';
+import { CertificateError, type CertificatePair, HttpsListener, loadCertificatePair } from './doors/rest/https.ts';
 import { SmppGateway, smppMetricHook } from './doors/smpp/gateway.ts';
 import { SmppOutboxWorker } from './doors/smpp/outbox-worker.ts';
 import { createSmppServer } from './doors/smpp/server.ts';
@@ -62,9 +66,20 @@ export interface TernApp {
   /** The database (tests read it directly). */
   readonly store: Store;
   /** Starts listening; resolves with the bound ports (useful with port 0). */
-  start(): Promise<{ httpPort: number; smppPort: number; smppTlsPort?: number }>;
+  start(): Promise<{ httpPort: number; smppPort: number; smppTlsPort?: number; httpsPort?: number }>;
   /** Stops accepting, drains work in flight and closes the database. */
   stop(): Promise<void>;
+}
+
+/** The HTTPS certificate and key, checked before anything starts; a bad file stops the start naming its setting. */
+function loadHttpsPair(config: TernConfig): CertificatePair | null {
+  if (config.httpsPort === null || config.httpsCert === null || config.httpsKey === null) return null;
+  try {
+    return loadCertificatePair(config.httpsCert, config.httpsKey);
+  } catch (err) {
+    if (err instanceof CertificateError) throw new ConfigError(err.file === 'cert' ? 'TERN_HTTPS_CERT' : 'TERN_HTTPS_KEY', err.message);
+    throw err;
+  }
 }
 
 /** The slow poll behind every wake-up. */
@@ -84,6 +99,7 @@ export interface AppOptions {
  */
 export async function createApp(config: TernConfig, opts: AppOptions = {}): Promise<TernApp> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
+  const httpsPair = loadHttpsPair(config);
   const store = await openStore(config.databaseUrl, config.nodeId, { sqliteSynchronous: config.sqliteSynchronous });
   const adminKey = await ensureAdminKey(store, config.adminKey);
   const secretKey = resolveSecretKey(config.secretKey, config.databaseUrl);
@@ -168,6 +184,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     auth,
     access,
     smppCredentials,
+    subAccounts: new SubAccountService(store, tenancy, smppCredentials, funds, box),
+    contacts: new ContactService(store),
+    sends: new Sends(store, messaging),
     blacklist: new BlacklistService(store),
     lookup,
     messaging,
@@ -196,6 +215,19 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
   legacyRoutes(http, services);
+  const https =
+    httpsPair &&
+    new HttpsListener(
+      {
+        host: config.httpHost,
+        port: config.httpsPort!,
+        certFile: config.httpsCert!,
+        keyFile: config.httpsKey!,
+        handler: (req, res) => http.routing(req, res),
+        logger: logger.child({ component: 'https' }),
+      },
+      httpsPair,
+    );
 
   const expiry = new Expiry(store, messaging, { RCS: (ids, now) => rcs.expire(ids, now) });
   const dispatch = new Dispatch(store, messaging, router, logger.child({ component: 'dispatcher' }), {
@@ -274,18 +306,25 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       const address = http.server.address();
       const httpPort = typeof address === 'object' && address ? address.port : config.httpPort;
       boundHttpPort = httpPort;
+      const httpsPort = https ? await https.listen() : undefined;
+      if (https) logger.info({ httpsPort, subject: https.certificate.subject, validTo: https.certificate.validTo }, 'HTTPS listening');
       webhookSender.start();
       const smppPorts = await smppServer.listen();
       smppSender.start();
       logger.info(smppPorts, 'SMPP listening');
-      return { httpPort, smppPort: smppPorts.port, ...(smppPorts.tlsPort !== undefined && { smppTlsPort: smppPorts.tlsPort }) };
+      return {
+        httpPort,
+        smppPort: smppPorts.port,
+        ...(smppPorts.tlsPort !== undefined && { smppTlsPort: smppPorts.tlsPort }),
+        ...(httpsPort !== undefined && { httpsPort }),
+      };
     },
     async stop() {
       if (stopped) return;
       stopped = true;
       // SMPP first: its clients are unbound while the pipeline behind them still runs.
       await smppServer.close();
-      await http.close();
+      await Promise.all([https?.close(), http.close()]);
       await messaging.drain();
       await dispatcher.stop();
       await sweeper.stop();

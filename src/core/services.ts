@@ -17,6 +17,9 @@ import type { BlacklistService } from './tenancy/blacklist.ts';
 import type { TenancyService } from './tenancy/service.ts';
 import type { SmppCredentialService } from './tenancy/smpp-credentials.ts';
 import type { VoiceService } from './voice/service.ts';
+import type { ContactService } from './contacts/service.ts';
+import type { Sends } from './messaging/sends.ts';
+import type { SubAccountService } from './tenancy/sub-accounts.ts';
 import type { WebhookDeliveries } from './webhooks/deliveries.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 
@@ -33,6 +36,12 @@ export interface Services {
   /** Who may come in, and how fast: authentication with lockouts, and traffic limits. */
   access: AccessControl;
   smppCredentials: SmppCredentialService;
+  /** Sub-accounts with a login and password (the legacy interface's). */
+  subAccounts: SubAccountService;
+  /** Organisations' address books: contacts in named groups. */
+  contacts: ContactService;
+  /** Sends as a whole: recent ones, and batches of personalised messages. */
+  sends: Sends;
   /** Organisations' opt-out lists. */
   blacklist: BlacklistService;
   lookup: LookupService;

@@ -15,6 +15,10 @@ export interface OrganisationTable {
   parent_billing: number;
   monthly_limit: number | null;
   created_at: number;
+  /** ISO 3166 alpha-2 country whose national numbers the organisation may send to; null: international only. */
+  default_country: string | null;
+  /** IANA time zone in which dates written without an offset are read. */
+  time_zone: string;
 }
 
 export interface ChannelTable {
@@ -180,6 +184,8 @@ export interface CampaignTable {
   created_at: number;
   recipients: number;
   body: string;
+  /** When the campaign was cancelled as a whole (its scheduled messages with it); null while it is not. */
+  cancelled_at: number | null;
 }
 
 export interface TransferTable {
@@ -394,7 +400,54 @@ export interface UnmatchedReceiptTable {
   expires_at: number;
 }
 
+/** An organisation's address book entry (a number, with names). */
+export interface ContactTable {
+  id: string;
+  organisation_id: string;
+  msisdn: string;
+  last_name: string;
+  first_name: string | null;
+  company: string | null;
+  other: string | null;
+  /** YYYY-MM-DD. */
+  birth_date: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A named group of an organisation's contacts. */
+export interface ContactGroupTable {
+  id: string;
+  organisation_id: string;
+  name: string;
+  created_at: number;
+}
+
+export interface ContactGroupMemberTable {
+  group_id: string;
+  contact_id: string;
+}
+
+/** A sub-account's login: authenticates as its ADMIN credential. */
+export interface AccountLoginTable {
+  organisation_id: string;
+  login: string;
+  /** `login` in lower case, unique. */
+  login_key: string;
+  /** scrypt$N$r$p$salt$hash (base64). */
+  password_hash: string;
+  credential_id: string;
+  reference: string | null;
+  /** JSON of the contact details given at creation. */
+  contact: string | null;
+  created_at: number;
+}
+
 export interface Database {
+  contacts: ContactTable;
+  contact_groups: ContactGroupTable;
+  contact_group_members: ContactGroupMemberTable;
+  account_logins: AccountLoginTable;
   route_rollups: RouteRollupTable;
   nodes: NodeTable;
   connector_slots: ConnectorSlotTable;

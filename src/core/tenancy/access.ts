@@ -62,6 +62,27 @@ export class AccessControl {
     return { principal, quota };
   }
 
+  /**
+   * A customer request that authenticates otherwise than with an API key (a sub-account's login and password):
+   * `resolve` finds the principal or fails with INVALID_API_KEY / MISSING_API_KEY, which counts as a failed
+   * authentication of the address exactly as a bad key does. `secret` identifies what was presented, for the
+   * lockout's known pairs; it is hashed before it is kept.
+   */
+  async enterWith(door: Door, secret: string, address: string, permission: Permission, resolve: () => Promise<Principal>, now = Date.now()): Promise<{ principal: Principal; quota: Quota }> {
+    const knownPair = `${address}|${hashApiKey(secret)}`;
+    await this.guard(address, knownPair, now);
+    let principal: Principal;
+    try {
+      principal = await resolve();
+    } catch (err) {
+      if (err instanceof CoreError && (err.kind === 'INVALID_API_KEY' || err.kind === 'MISSING_API_KEY')) await this.failed(door, address, now);
+      throw err;
+    }
+    this.known.set(knownPair, true, now);
+    const quota = await this.take(groupOf(permission), principal.credential.id, principal.channel.organisationId);
+    return { principal, quota };
+  }
+
   /** An operator request (the operator API): limited per client address. A customer's key is refused, not counted as a failure. */
   async enterOperator(key: string | undefined, address: string, now = Date.now()): Promise<Quota> {
     const knownPair = key ? `${address}|${hashApiKey(key)}` : null;

@@ -27,7 +27,7 @@ const LABELS: Record<number, string> = {
  * Each core error kind as the legacy interface answers it: the answer code and the HTTP status that goes with it
  * (the statuses REST answers for the same errors). An unknown smsID is 61, an unknown transfer target 41.
  */
-const BY_KIND: Readonly<Record<ErrorKind, { code: number; httpStatus: number; transferCode?: number }>> = {
+const BY_KIND: Readonly<Record<ErrorKind, { code: number; httpStatus: number; accountCode?: number; newAccountCode?: number }>> = {
   INVALID_REQUEST: { code: 35, httpStatus: 400 },
   INVALID_PHONE_NUMBER: { code: 35, httpStatus: 400 },
   TOO_MANY_PARTS: { code: 35, httpStatus: 400 },
@@ -40,9 +40,10 @@ const BY_KIND: Readonly<Record<ErrorKind, { code: number; httpStatus: number; tr
   FORBIDDEN_ORGANISATION: { code: 32, httpStatus: 403 },
   FORBIDDEN_TRANSFER: { code: 41, httpStatus: 403 },
   FORBIDDEN_ADMIN: { code: 32, httpStatus: 403 },
+  FORBIDDEN_CHANNEL: { code: 32, httpStatus: 403 },
   CHANNEL_TYPE_MISMATCH: { code: 32, httpStatus: 403 },
-  NOT_FOUND: { code: 61, httpStatus: 404, transferCode: 41 },
-  CONFLICT: { code: 35, httpStatus: 409 },
+  NOT_FOUND: { code: 61, httpStatus: 404, accountCode: 41 },
+  CONFLICT: { code: 35, httpStatus: 409, newAccountCode: 41 },
   INSUFFICIENT_FUNDS: { code: 33, httpStatus: 409 },
   IDEMPOTENCY_IN_PROGRESS: { code: 35, httpStatus: 409 },
   IDEMPOTENCY_MISMATCH: { code: 35, httpStatus: 422 },
@@ -72,13 +73,28 @@ const PARAMETERS: Readonly<Record<string, string>> = {
 export interface LegacyFailure {
   code: number;
   httpStatus: number;
+  /** What the line says after its code. */
+  description: string;
   line: string;
 }
 
-/** One `code | description[ | id]` line; a `|` inside a field would split it, so it is written `/`. */
+/** A field of an answer line; a `|` or a line break inside it would split the line, so it is written `/`. */
+const clean = (s: string) => s.replace(/[|\r\n]+/g, '/').trim();
+
+/** One `code | description[ | id]` line. */
 export function legacyLine(code: number, description: string, id?: string): string {
-  const clean = (s: string) => s.replace(/[|\r\n]+/g, '/').trim();
   return id === undefined ? `${code} | ${clean(description)}` : `${code} | ${clean(description)} | ${clean(id)}`;
+}
+
+/** credit.do's balance, always with a decimal part (`100.0`, `212.5`): the libraries read it with `^-?\d+\.\d+$`. */
+export function legacyCredit(euros: number): string {
+  const text = String(euros === 0 ? 0 : euros);
+  return text.includes('.') ? text : `${text}.0`;
+}
+
+/** One row of a list answer (smsList.do, responseList.do): its fields separated by ` | `. */
+export function legacyRow(fields: readonly string[]): string {
+  return fields.map(clean).join(' | ');
 }
 
 /** The error's detail with its field named as the legacy parameter that carried it. */
@@ -89,15 +105,24 @@ export function legacyDetail(err: CoreError): string {
 }
 
 /**
- * The legacy answer for an error thrown while serving a legacy call: authentication and permission → 32, funds → 33,
- * request errors → 35 (the detail naming the parameter), an unknown message → 61 (an unknown target account → 41
- * for a transfer), anything else → 31.
+ * What an operation is about, for the codes that depend on it: `message` (61 for an unknown message), `account` (41
+ * for an unknown target account: creditTransfert.do, deleteSubAccount.do), `newAccount` (41 for a login already
+ * taken: createSubAccount.do).
  */
-export function legacyFailureOf(err: unknown, op: 'message' | 'transfer' = 'message'): LegacyFailure {
+export type LegacyOperationKind = 'message' | 'account' | 'newAccount';
+
+/**
+ * The legacy answer for an error thrown while serving a legacy call: authentication and permission → 32, funds → 33,
+ * request errors → 35 (the detail naming the parameter), an unknown message → 61 (41 as `op` says), anything else → 31.
+ */
+export function legacyFailureOf(err: unknown, op: LegacyOperationKind = 'message'): LegacyFailure {
   if (!(err instanceof CoreError)) {
-    return { code: 31, httpStatus: 500, line: legacyLine(31, `${LABELS[31]}: an internal error occurred; it has been logged`) };
+    const description = `${LABELS[31]}: an internal error occurred; it has been logged`;
+    return { code: 31, httpStatus: 500, description, line: legacyLine(31, description) };
   }
   const entry = BY_KIND[err.kind];
-  const code = op === 'transfer' ? (entry.transferCode ?? entry.code) : entry.code;
-  return { code, httpStatus: entry.httpStatus, line: legacyLine(code, `${LABELS[code]}: ${legacyDetail(err)}`) };
+  const code = (op === 'account' ? entry.accountCode : op === 'newAccount' ? entry.newAccountCode : undefined) ?? entry.code;
+  const label = op === 'newAccount' && code === 41 ? 'Login already taken' : LABELS[code];
+  const description = `${label}: ${legacyDetail(err)}`;
+  return { code, httpStatus: entry.httpStatus, description, line: legacyLine(code, description) };
 }

@@ -1,24 +1,27 @@
-import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../core/services.ts';
 import { CoreError, RateLimitedError } from '../../core/errors.ts';
-import { legacyFailureOf, legacyLine } from './errors.ts';
-import { CLIENT_ADDRESS, type LegacyParams, LegacyService } from './service.ts';
+import { LegacyAccounts } from './accounts.ts';
+import { type LegacyFailure, legacyCredit, legacyFailureOf, legacyLine, type LegacyOperationKind } from './errors.ts';
+import { LegacyHistory } from './history.ts';
+import { FILE_FIELD, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers } from './params.ts';
+import { type LegacyParams, LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
 
 const str = (description: string) => Type.Optional(Type.String({ description }));
 
-const COMMON = { accessToken: str('API key of a channel (the operation says of which type)') };
+const COMMON = {
+  accessToken: str('API key of a channel (the operation says of which type)'),
+  pseudo: str('Without accessToken: a sub-account’s login (createSubAccount.do), with pass'),
+  pass: str('The password of pseudo'),
+  charset: str('UTF-8, ISO-8859-15 or ISO-8859-1: how the parameters are encoded. Without it, ISO-8859-15 (the legacy API’s charset), or UTF-8 for classe_msg=9 and for values whose bytes are UTF-8 with multi-byte characters'),
+};
 
-const SEND_SMS = {
-  ...COMMON,
-  message: str('The text'),
-  numero: str('Comma-separated numbers: 06…, 336… or +336…'),
-  emetteur: str('Sender ID, at most 11 characters'),
-  classe_msg: str('2 (default), 4 (replies allowed) or 9 (Unicode)'),
-  date_envoi: str('ddMMyyyy-HH:mm or ddMMyyyy, French local time (Europe/Paris); a future date schedules the send'),
+const SMS_OPTIONS = {
+  classe_msg: str('2 (default), 4 (replies allowed) or 9 (Unicode; the text in UTF-8)'),
+  date_envoi: str('ddMMyyyy-HH:mm or ddMMyyyy, in the organisation’s time zone (Europe/Paris by default); a future date schedules the send'),
   refClient: str('Client reference, at most 40 characters'),
   nbr_msg: str('Most SMS parts the text may take, 1–10 (default 5)'),
   stop: str('1: add the STOP mention if the message stays one SMS; 2: always'),
@@ -26,12 +29,28 @@ const SEND_SMS = {
   notification_url_reponse: str('Replies, called with GET'),
 };
 
+const SEND_SMS = {
+  ...COMMON,
+  message: str('The text'),
+  numero: str('Comma-separated numbers: 06…, 336… or +336…'),
+  groupe: str('Instead of numero: the name of a contact group (addContact.do)'),
+  emetteur: str('Sender ID, at most 11 characters'),
+  ...SMS_OPTIONS,
+};
+
+const SEND_BATCH = {
+  ...COMMON,
+  [FILE_FIELD]: str('The file (a multipart/form-data file part): one SMS a row, numero;message;emetteur[;ref], `;` or `,` separated, fields quoted with " when needed, an optional numero… header row; ISO-8859-15 unless it starts with a UTF-8 byte order mark or the request says UTF-8'),
+  emetteur: str('Sender ID of the rows that give none'),
+  ...SMS_OPTIONS,
+};
+
 const SEND_VOICE = {
   ...COMMON,
   message: str('The text to speak, at most 160 characters'),
   numero: str('Comma-separated numbers: 06…, 336… or +336…'),
   title: str('Spoken before the message (a default title otherwise)'),
-  date_envoi: str('ddMMyyyy-HH:mm or ddMMyyyy, French local time (Europe/Paris)'),
+  date_envoi: str('ddMMyyyy-HH:mm or ddMMyyyy, in the organisation’s time zone (Europe/Paris by default)'),
   language: str('fr-FR (default), en-GB, de-DE or es-ES'),
   refClient: str('Client reference, at most 40 characters'),
   notification_url: str('Call reports, called with GET'),
@@ -40,83 +59,131 @@ const SEND_VOICE = {
 const BY_ID = { ...COMMON, smsID: str('The id answered by the send') };
 const TRANSFER = {
   ...COMMON,
-  targetPseudo: str('Id of the organisation that receives the credit (a sub-organisation or the parent)'),
+  targetPseudo: str('The account that receives the credit: a sub-account’s login, or an organisation’s id (a sub-organisation or the parent)'),
   creditAmount: str('Whole euros'),
   reference: str('Reference kept with the transfer'),
+};
+const SMS_LIST = { ...COMMON, offset: str('How many sends: 1–1000, default 50') };
+const RESPONSE_LIST = {
+  ...COMMON,
+  start: str('Index of the first reply, from 0 (the newest)'),
+  offset: str('Page size: 1–1000, default 50'),
+  startDate: str('ddMMyyyy-HH:mm: instead of start and offset, replies from this minute (with endDate)'),
+  endDate: str('ddMMyyyy-HH:mm: replies until this minute, included'),
+};
+const CONTACT = {
+  nom: str('Last name'),
+  prenom: str('First name'),
+  societe: str('Company'),
+  mobile: str('Mobile number: 06… or 336…'),
+  date: str('Date of birth, ddMMyyyy'),
+};
+const CREATE_SUB_ACCOUNT = {
+  ...COMMON,
+  newPseudo: str('The new login: 1 to 50 characters, no spaces, unique whatever the case'),
+  newPass: str('Its password: 8 to 128 characters'),
+  reference: str('Reference kept with the sub-account'),
+  ...CONTACT,
+  adresse: str('Address'),
+  ville: str('City'),
+  codePostal: str('Postal code'),
+  telephone: str('Phone number'),
+  fax: str('Fax number'),
+  email: str('Email address'),
+};
+const DELETE_SUB_ACCOUNT = { ...COMMON, pseudoToDelete: str('The login of the sub-account to delete') };
+const ADD_CONTACT = {
+  ...CONTACT,
+  ...COMMON,
+  groupes: str('Comma-separated group names; missing groups are created'),
+  other: str('Anything else about the contact'),
 };
 
 type Operation = (params: LegacyParams, method: 'GET' | 'POST') => Promise<{ status?: number; text: string }>;
 
-/** Query parameters and form fields together (a field wins over a parameter of the same name). */
-function paramsOf(req: FastifyRequest): LegacyParams {
-  const out: LegacyParams = {};
-  const take = (source: unknown) => {
-    if (!source || typeof source !== 'object') return;
-    for (const [k, v] of Object.entries(source as Record<string, unknown>)) {
-      if (typeof v === 'string') out[k] = v;
-      else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
-      else if (Array.isArray(v)) out[k] = v.map(String).join(',');
-    }
-  };
-  take(req.query);
-  take(req.body);
-  out[CLIENT_ADDRESS] = req.ip;
-  return out;
+interface RouteOptions {
+  kind?: LegacyOperationKind;
+  /** The operation takes a multipart/form-data body (sendSMSBatch.do's file). */
+  multipart?: boolean;
 }
+
+function retryAfter(reply: FastifyReply, err: unknown): void {
+  if (err instanceof RateLimitedError) reply.header('retry-after', Math.max(1, Math.ceil((err.retryAt - Date.now()) / 1000)));
+}
+
+/** A failure of Fastify itself (a body it could not take, a parameter its schema refused) or of the operation. */
+function failureOf(err: unknown, kind: LegacyOperationKind = 'message'): LegacyFailure {
+  const fe = err as FastifyError;
+  if (!(err instanceof CoreError) && fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const description = `Missing or invalid parameter: ${fe.message}`;
+    return { code: 35, httpStatus: fe.statusCode, description, line: legacyLine(35, description) };
+  }
+  return legacyFailureOf(err, kind);
+}
+
+const lineResponses = (ok: string) => {
+  const line = (what: string) => ({ description: what, content: { 'text/plain': { schema: Type.String() } } });
+  return {
+    200: line(ok),
+    400: line('`35 | …`: a missing or invalid parameter, named'),
+    401: line('`32 | …`: missing or unknown accessToken, or a wrong pseudo and pass'),
+    403: line('`32 | …`: a key of another channel type or role'),
+    404: line('`61 | …` (unknown smsID) or `41 | …` (unknown account)'),
+    409: line('`33 | …`: insufficient credit; `35 | …`: no longer scheduled; `41 | …`: login already taken'),
+    500: line('`31 | …`: internal error'),
+    503: line('`31 | …`: text-to-speech unavailable'),
+  };
+};
 
 /**
  * The legacy HTTP 1.6 interface: GET with a query string or POST with a form, answered in text/plain lines
- * `code | description | id`. Each operation runs on the same services as REST.
+ * `code | description | id`, and /http/2.0/createAuthorisation.do answered in JSON. Parameters are read from the
+ * bytes sent (ISO-8859-15 or UTF-8, see charset.ts). Each operation runs on the same services as REST.
  */
 export function legacyRoutes(app: FastifyInstance, services: Services): void {
+  const legacy = new LegacyService(
+    services.access,
+    services.tenancy,
+    services.messaging,
+    services.voice,
+    services.funds,
+    services.subAccounts,
+    services.contacts,
+    services.sends,
+  );
+  const accounts = new LegacyAccounts(services.tenancy, services.subAccounts, services.contacts);
+  const history = new LegacyHistory(services.tenancy, services.messaging, services.sends);
+
   void app.register(async (scope) => {
-    // Forms are parsed here only: the JSON routes keep answering 415 to them.
-    await scope.register(formbody);
-    const legacy = new LegacyService(services.access, services.tenancy, services.messaging, services.voice, services.funds);
+    // Bodies are parsed here only: the JSON routes keep answering 415 to forms.
+    registerLegacyBodyParsers(scope);
     const tags = ['Legacy HTTP 1.6'];
 
     scope.setErrorHandler((err, _req, reply) => {
-      const fe = err as { validation?: unknown; statusCode?: number; message: string; code?: string };
-      if (!(err instanceof CoreError) && fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-        return reply.code(fe.statusCode).type(TEXT).send(legacyLine(35, `Missing or invalid parameter: ${fe.message}`));
-      }
-      const failure = legacyFailureOf(err);
+      const failure = failureOf(err);
       if (failure.code === 31) reply.log.error({ err }, 'legacy request failed');
+      retryAfter(reply, err);
       return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
     });
 
-    const route = (op: string, summary: string, description: string, fields: Record<string, unknown>, run: Operation, kind: 'message' | 'transfer' = 'message') => {
+    const route = (op: string, summary: string, description: string, fields: Record<string, unknown>, run: Operation, options: RouteOptions = {}) => {
       const schema = Type.Object(fields as never, { additionalProperties: true });
       const handler = async (req: FastifyRequest, reply: FastifyReply) => {
         try {
-          const answer = await run(paramsOf(req), req.method === 'POST' ? 'POST' : 'GET');
+          const answer = await run(legacyParamsOf(req), req.method === 'POST' ? 'POST' : 'GET');
           return reply.code(answer.status ?? 200).type(TEXT).send(answer.text);
         } catch (err) {
-          const failure = legacyFailureOf(err, kind);
+          const failure = failureOf(err, options.kind);
           if (failure.code === 31 && !(err instanceof CoreError)) req.log.error({ err }, 'legacy request failed');
-          if (err instanceof RateLimitedError) reply.header('retry-after', Math.max(1, Math.ceil((err.retryAt - Date.now()) / 1000)));
+          retryAfter(reply, err);
           return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
         }
       };
-      const line = (what: string) => ({ description: what, content: { 'text/plain': { schema: Type.String() } } });
-      const response = {
-        200: line('`0 | …` (or the bare answer of credit.do, smsStatus.do and compteRendu.do)'),
-        400: line('`35 | …`: a missing or invalid parameter, named'),
-        401: line('`32 | …`: missing or unknown accessToken'),
-        403: line('`32 | …`: a key of another channel type or role'),
-        404: line('`61 | …` (unknown smsID) or `41 | …` (unknown target)'),
-        409: line('`33 | …`: insufficient credit; `35 | …`: no longer scheduled'),
-        500: line('`31 | …`: internal error'),
-        503: line('`31 | …`: text-to-speech unavailable'),
-      };
-      const doc = { tags, summary, description, response };
+      const doc = { tags, summary, description, response: lineResponses('`0 | …`, or the operation’s own answer (see its description)') };
       scope.get(`/http/1.6/${op}`, { schema: { ...doc, querystring: schema } }, handler);
       // Forms are the legacy way; JSON bodies with the same fields are read too.
-      scope.post(
-        `/http/1.6/${op}`,
-        { schema: { ...doc, consumes: ['application/x-www-form-urlencoded', 'application/json'], body: schema } },
-        handler,
-      );
+      const consumes = options.multipart ? ['multipart/form-data'] : ['application/x-www-form-urlencoded', 'application/json'];
+      scope.post(`/http/1.6/${op}`, { ...(options.multipart ? { bodyLimit: MULTIPART_BODY_LIMIT } : {}), schema: { ...doc, consumes, body: schema } }, handler);
     };
 
     const sendAnswer = (r: { code: 0 | 33; smsId: string }) =>
@@ -128,9 +195,19 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
       'sendSMS.do',
       'Send an SMS (legacy)',
       'Answers `0 | Accepted | <smsID>`; errors `32` (accessToken), `33` (credit), `35` (parameter, named), `31`. ' +
-        'A send to several numbers gets one smsID (a campaign of one message per number).',
+        'A send to several numbers, or to a contact group (`groupe`), gets one smsID (a campaign of one message per number).',
       SEND_SMS,
       async (p, method) => sendAnswer(await legacy.sendSms(await legacy.authenticate(p, 'messages:send', 'SMS'), p, method)),
+    );
+    route(
+      'sendSMSBatch.do',
+      'Send a file of personalised SMS (legacy)',
+      'POST multipart/form-data with the file in the `fichier` part: one SMS a row, `numero;message;emetteur[;ref]`. ' +
+        'The other parameters are sendSMS.do’s, for every row; a row’s emetteur and ref win. Every row is checked first: ' +
+        'one bad row refuses the file (`35`, naming its line). Answers `0 | Accepted | <campagneID>`: one campaign.',
+      SEND_BATCH,
+      async (p) => sendAnswer(await legacy.sendBatch(await legacy.authenticate(p, 'messages:send', 'SMS'), p)),
+      { multipart: true },
     );
     route(
       'sendVoiceMessage.do',
@@ -159,9 +236,13 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
       const smsId = await legacy.delete(await legacy.authenticate(p, 'messages:send'), p);
       return { text: legacyLine(0, 'Deleted', smsId) };
     });
-    route('credit.do', 'Balance (legacy)', 'Answers the bare balance of the key’s organisation in euros, e.g. `212.5`.', COMMON, async (p) => ({
-      text: String(await legacy.credit(await legacy.authenticate(p, 'messages:send'))),
-    }));
+    route(
+      'credit.do',
+      'Balance (legacy)',
+      'Answers the bare balance of the key’s organisation in euros, always with a decimal part: `100.0`, `212.5`.',
+      COMMON,
+      async (p) => ({ text: legacyCredit(await legacy.credit(await legacy.authenticate(p, 'messages:send'))) }),
+    );
     route(
       'creditTransfert.do',
       'Transfer credit to another organisation (legacy)',
@@ -172,7 +253,103 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
         const id = await legacy.transfer(await legacy.authenticate(p, 'organisation:admin'), p);
         return { text: legacyLine(0, 'Transfer done', id) };
       },
-      'transfer',
+      { kind: 'account' },
     );
+    route(
+      'smsList.do',
+      'Recent sends (legacy)',
+      'The `offset` newest SMS sends of the key’s channel (every SMS channel of the organisation for MANAGER and ADMIN ' +
+        'keys), newest first, one row each: `<smsID> | <dd/MM/yyyy HH:mm> | <text> | <number> | <cost> | <recipients>`, ' +
+        'rows separated by an empty line. The date is the send’s (in the organisation’s time zone), the cost in euros; a ' +
+        'send to several numbers shows its first number and how many it went to. Deleted sends are left out.',
+      SMS_LIST,
+      async (p) => ({ text: await history.smsList(await legacy.authenticate(p, 'messages:read'), p) }),
+    );
+    route(
+      'responseList.do',
+      'Replies received (legacy)',
+      'Replies to the key’s channel (every SMS channel of the organisation for MANAGER and ADMIN keys), newest first, one ' +
+        'line each: `<responseID> | <ddMMyyyy-HH:mm> | <from> | <text> | <to> | <smsID>` (`smsID`: the send it answers, ' +
+        'empty when none). By page (`start`, `offset`) or by `startDate` and `endDate` (at most 1000 replies).',
+      RESPONSE_LIST,
+      async (p) => ({ text: await history.responseList(await legacy.authenticate(p, 'messages:read'), p) }),
+    );
+    route(
+      'addContact.do',
+      'Add a contact to the address book (legacy)',
+      'A contact of the key’s organisation (one per number: adding a number again updates it), in the `groupes` that ' +
+        'sendSMS.do’s `groupe` sends to. Answers `0 | Contact created | <contactId>` (`Contact updated` for a known number).',
+      ADD_CONTACT,
+      async (p) => {
+        const { id, created } = await accounts.addContact(await legacy.authenticate(p, 'messages:send'), p);
+        return { text: legacyLine(0, created ? 'Contact created' : 'Contact updated', id) };
+      },
+    );
+    route(
+      'createSubAccount.do',
+      'Create a sub-account (legacy)',
+      'ADMIN key. A sub-organisation of the key’s organisation with an SMS channel; `newPseudo` and `newPass` then ' +
+        'authenticate as its ADMIN key (`pseudo` and `pass`), and `targetPseudo` of creditTransfert.do names it. ' +
+        'Answers `0 | Sub-account created | <organisationId>`; `41` when the login is taken.',
+      CREATE_SUB_ACCOUNT,
+      async (p) => {
+        const id = await accounts.createSubAccount(await legacy.authenticate(p, 'organisation:admin'), p);
+        return { text: legacyLine(0, 'Sub-account created', id) };
+      },
+      { kind: 'newAccount' },
+    );
+    route(
+      'deleteSubAccount.do',
+      'Delete a sub-account (legacy)',
+      'ADMIN key of its parent. Its keys, login and SMPP credentials stop working, its balance goes back to the parent ' +
+        '(a transfer) and it is suspended. Answers `0 | Sub-account deleted | <organisationId>`; `41` for an unknown login.',
+      DELETE_SUB_ACCOUNT,
+      async (p) => {
+        const id = await accounts.deleteSubAccount(await legacy.authenticate(p, 'organisation:admin'), p);
+        return { text: legacyLine(0, 'Sub-account deleted', id) };
+      },
+      { kind: 'account' },
+    );
+  });
+
+  // createAuthorisation.do answers JSON, its errors too: the libraries read both as JSON.
+  void app.register(async (scope) => {
+    registerLegacyBodyParsers(scope);
+    const jsonError = (reply: FastifyReply, err: unknown) => {
+      const failure = failureOf(err);
+      if (failure.code === 31) reply.log.error({ err }, 'legacy request failed');
+      retryAfter(reply, err);
+      return reply.code(failure.httpStatus).send({ code: failure.code, description: failure.description });
+    };
+    scope.setErrorHandler((err, _req, reply) => jsonError(reply, err));
+    const Authorisation = Type.Object({
+      id: Type.String({ description: 'The key’s id (its credentialId)' }),
+      accessToken: Type.String({ description: 'The key: an accessToken here, an X-Api-Key on REST' }),
+      creationDate: Type.String({ description: 'ddMMyyyy' }),
+      state: Type.String({ description: 'ACTIVE' }),
+      expiration: Type.String({ description: 'ddMMyyyy; empty: it does not expire' }),
+      account: Type.String({ description: 'The account’s login (a sub-account’s), else its organisation’s id' }),
+    });
+    const ErrorBody = Type.Object({ code: Type.Integer(), description: Type.String() });
+    const schema = Type.Object({ ...COMMON, username: str('Another name of pseudo') }, { additionalProperties: true });
+    const doc = {
+      tags: ['Legacy HTTP 1.6'],
+      summary: 'Create an API key (legacy)',
+      description:
+        'ADMIN key, or a sub-account’s login. A new key on the same channel with the same roles, answered in JSON ' +
+        '`{id, accessToken, creationDate, state, expiration, account}`; it works as accessToken and on REST. Errors are ' +
+        'JSON too: `{code, description}` with the legacy codes (32 authentication, 35 parameter, 31 internal).',
+      response: { 200: Authorisation, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 500: ErrorBody },
+    };
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        const params = legacyParamsOf(req);
+        return await accounts.createAuthorisation(await legacy.authenticate(params, 'organisation:admin'));
+      } catch (err) {
+        return jsonError(reply, err);
+      }
+    };
+    scope.get('/http/2.0/createAuthorisation.do', { schema: { ...doc, querystring: schema } }, handler);
+    scope.post('/http/2.0/createAuthorisation.do', { schema: { ...doc, consumes: ['application/x-www-form-urlencoded', 'application/json'], body: schema } }, handler);
   });
 }

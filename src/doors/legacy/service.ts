@@ -3,7 +3,6 @@ import { type LegacyStatus, legacyGroupStatus, legacyStatusOf } from './status.t
 import { MICROS_PER_EURO, toEuros } from '../../core/domain/money.ts';
 import { type MessageStatus } from '../../core/domain/status.ts';
 import { type ChannelType, type Permission, rolesAllow, seesOrganisation } from '../../core/domain/tenancy.ts';
-import { analyseText, type TextEncoding, TextError } from '../../core/domain/text.ts';
 import type { MessageRow } from '../../core/types.ts';
 import type { AccessControl } from '../../core/tenancy/access.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
@@ -11,9 +10,16 @@ import { CoreError, fail } from '../../core/errors.ts';
 import type { FundsService } from '../../core/billing/funds.ts';
 import { legacySmsIdOf, type LegacyExtra } from './callbacks.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
-import { checkCallbackUrl, normaliseRecipient, OPT_OUT_MENTION } from '../../core/messaging/sms.ts';
+import { checkCallbackUrl, normaliseRecipient } from '../../core/messaging/sms.ts';
 import type { VoiceService } from '../../core/voice/service.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
+import type { CountryCode } from '../../core/domain/phone.ts';
+import type { ContactService } from '../../core/contacts/service.ts';
+import type { BatchItem, Sends } from '../../core/messaging/sends.ts';
+import type { SubAccountService } from '../../core/tenancy/sub-accounts.ts';
+import { parseBatchFile } from './csv.ts';
+import { legacyDetail } from './errors.ts';
+import { smsOptionsOf, stopFor } from './sms-options.ts';
 
 /** The parameters of a legacy call: query string and form fields, merged. */
 /** The client's address, carried beside the parameters (a symbol: no parameter can be named so). */
@@ -40,7 +46,8 @@ export interface LegacyReportItem {
 
 const CREDIT_DETAILS = new Set(['INSUFFICIENT_CREDIT', 'DAILY_LIMIT_EXCEEDED', 'ORGANISATION_MONTHLY_LIMIT_EXCEEDED']);
 
-function param(p: LegacyParams, name: string): string | undefined {
+/** A parameter's value; undefined when it is missing or blank. */
+export function param(p: LegacyParams, name: string): string | undefined {
   const v = p[name];
   return v === undefined || v.trim() === '' ? undefined : v;
 }
@@ -58,36 +65,48 @@ export class LegacyService {
     private readonly messaging: MessagingService,
     private readonly voice: VoiceService,
     private readonly funds: FundsService,
+    private readonly subAccounts: SubAccountService,
+    private readonly contacts: ContactService,
+    private readonly sends: Sends,
   ) {}
 
   /**
-   * `accessToken` → the key's principal. A key of another channel type than the operation's is refused as an
+   * `accessToken` → the key's principal; without one, a sub-account's `pseudo` (or `username`) and `pass` → its login's
+   * principal (an ADMIN key of its SMS channel). A key of another channel type than the operation's is refused as an
    * authentication error (32, HTTP 403): the legacy interface has no code for a wrong channel.
    */
   async authenticate(params: LegacyParams, permission: Permission, channelType?: ChannelType): Promise<Principal> {
     const token = param(params, 'accessToken');
-    if (token === undefined) fail('MISSING_API_KEY', 'accessToken: is required');
+    const login = param(params, 'pseudo') ?? param(params, 'username');
+    const address = params[CLIENT_ADDRESS] ?? '';
+    if (token === undefined && login === undefined) fail('MISSING_API_KEY', 'accessToken: is required');
+    const by = token !== undefined ? 'accessToken' : 'pseudo';
     let principal: Principal;
     try {
-      ({ principal } = await this.access.enter('legacy', token, params[CLIENT_ADDRESS] ?? '', permission));
+      if (token !== undefined) ({ principal } = await this.access.enter('legacy', token, address, permission));
+      else {
+        const pass = params.pass;
+        if (pass === undefined || pass === '') fail('MISSING_API_KEY', 'pass: is required with pseudo');
+        ({ principal } = await this.access.enterWith('legacy', `${login}\u0000${pass}`, address, permission, () => this.subAccounts.authenticate(login!, pass)));
+      }
     } catch (err) {
-      if (err instanceof CoreError && err.kind === 'INVALID_API_KEY') fail('INVALID_API_KEY', `accessToken: ${err.detail}`);
+      if (err instanceof CoreError && err.kind === 'INVALID_API_KEY') fail('INVALID_API_KEY', `${by}: ${err.detail}`);
       throw err;
     }
     if (channelType && principal.channel.type !== channelType) {
-      fail('CHANNEL_TYPE_MISMATCH', `accessToken: this operation needs the key of a ${channelType} channel; this key belongs to a ${principal.channel.type} channel`);
+      fail('CHANNEL_TYPE_MISMATCH', `${by}: this operation needs the key of a ${channelType} channel; this key belongs to a ${principal.channel.type} channel`);
     }
     if (!rolesAllow(principal.credential.roles, permission)) {
-      fail('FORBIDDEN_ROLE', `accessToken: a key with roles ${principal.credential.roles.join(', ')} may not do this`);
+      fail('FORBIDDEN_ROLE', `${by}: a key with roles ${principal.credential.roles.join(', ')} may not do this`);
     }
     return principal;
   }
 
-  /** `numero`: comma-separated numbers, national French (`06…`) or international (`336…`, `+336…`). */
-  private recipients(params: LegacyParams, method: 'GET' | 'POST'): string[] {
+  /** `numero`: comma-separated numbers, national (`06…`, read in `country`) or international (`336…`, `+336…`). */
+  private recipients(params: LegacyParams, method: 'GET' | 'POST', country: CountryCode): string[] {
     const raw = param(params, 'numero');
     if (raw === undefined) {
-      if (param(params, 'groupe') !== undefined) fail('INVALID_REQUEST', 'groupe: contact groups are not supported; list the numbers in numero');
+      if (param(params, 'groupe') !== undefined) fail('INVALID_REQUEST', 'groupe: contact groups are for sendSMS.do; list the numbers in numero');
       fail('INVALID_REQUEST', 'numero: is required');
     }
     const numbers = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
@@ -96,16 +115,42 @@ export class LegacyService {
     if (numbers.length > max) {
       fail('INVALID_REQUEST', `numero: at most ${max} numbers per ${method} request${method === 'GET' ? ' (send more with POST)' : ''}`);
     }
-    numbers.forEach((n, i) => normaliseRecipient(n, numbers.length > 1 ? `numero[${i}] "${n}"` : `numero "${n}"`, 'FR'));
+    numbers.forEach((n, i) => normaliseRecipient(n, numbers.length > 1 ? `numero[${i}] "${n}"` : `numero "${n}"`, country));
     return numbers;
   }
 
-  private sendDate(params: LegacyParams): Date | null {
+  /** `groupe` (sendSMS.do): the numbers of one of the organisation's contact groups (addContact.do); null without one. */
+  private async groupRecipients(principal: Principal, params: LegacyParams): Promise<string[] | null> {
+    const group = param(params, 'groupe');
+    if (group === undefined) return null;
+    if (param(params, 'numero') !== undefined) fail('INVALID_REQUEST', 'groupe: give numero or groupe, not both');
+    let numbers: string[];
+    try {
+      numbers = await this.contacts.groupNumbers(principal.credential.organisationId, group, LEGACY_MAX_POST_RECIPIENTS + 1);
+    } catch (err) {
+      if (err instanceof CoreError && err.kind === 'NOT_FOUND') fail('INVALID_REQUEST', `groupe: ${err.reason}`);
+      throw err;
+    }
+    if (numbers.length === 0) fail('INVALID_REQUEST', `groupe: the group "${group.trim()}" has no contact`);
+    if (numbers.length > LEGACY_MAX_POST_RECIPIENTS) fail('INVALID_REQUEST', `groupe: a send goes to at most ${LEGACY_MAX_POST_RECIPIENTS} numbers; the group has more`);
+    return numbers;
+  }
+
+  private sendDate(params: LegacyParams, timeZone: string): Date | null {
     const raw = param(params, 'date_envoi');
     if (raw === undefined) return null;
-    const ms = parseLegacySendDate(raw);
-    if (ms === null) fail('INVALID_DATE', `date_envoi: "${raw}" must be ddMMyyyy-HH:mm or ddMMyyyy (French local time)`);
+    const ms = parseLegacySendDate(raw, timeZone);
+    if (ms === null) fail('INVALID_DATE', `date_envoi: "${raw}" must be ddMMyyyy-HH:mm or ddMMyyyy (local time, ${timeZone})`);
     return new Date(ms);
+  }
+
+  /**
+   * The organisation's country and time zone. Without a default country, national numbers are French: the legacy
+   * interface has always read `06…` so, as the real API does.
+   */
+  private async locale(principal: Principal): Promise<{ country: CountryCode; timeZone: string }> {
+    const locale = await this.tenancy.locale(principal.channel.organisationId);
+    return { country: locale.defaultCountry ?? 'FR', timeZone: locale.timeZone };
   }
 
   private refClient(params: LegacyParams): string | null {
@@ -114,10 +159,12 @@ export class LegacyService {
     return v;
   }
 
-  private callbacks(params: LegacyParams): LegacyExtra {
+  /** The callback URLs, and the time zone their dates are written in. */
+  private callbacks(params: LegacyParams, timeZone: string): LegacyExtra {
     const status = checkCallbackUrl(param(params, 'notification_url'), 'notification_url');
     const reply = checkCallbackUrl(param(params, 'notification_url_reponse'), 'notification_url_reponse');
-    return { ...(status ? { legacyNotificationUrl: status } : {}), ...(reply ? { legacyReplyUrl: reply } : {}) };
+    if (!status && !reply) return {};
+    return { ...(status ? { legacyNotificationUrl: status } : {}), ...(reply ? { legacyReplyUrl: reply } : {}), legacyTimeZone: timeZone };
   }
 
   private result(smsId: string, messages: MessageRow[]): LegacySendResult {
@@ -130,32 +177,14 @@ export class LegacyService {
   async sendSms(principal: Principal, params: LegacyParams, method: 'GET' | 'POST'): Promise<LegacySendResult> {
     const message = params.message;
     if (message === undefined || message === '') fail('INVALID_REQUEST', 'message: is required');
-    const numbers = this.recipients(params, method);
-    const classe = param(params, 'classe_msg') ?? '2';
-    if (!['2', '4', '9'].includes(classe)) fail('INVALID_REQUEST', `classe_msg: must be 2, 4 or 9 (Unicode), got "${classe}"`);
-    const encoding: TextEncoding | undefined = classe === '9' ? 'UNICODE' : undefined;
-    const stopParam = param(params, 'stop');
-    if (stopParam !== undefined && stopParam !== '1' && stopParam !== '2') fail('INVALID_REQUEST', 'stop: must be 1 or 2');
-    const nbrRaw = param(params, 'nbr_msg');
-    const maxParts = nbrRaw === undefined ? LEGACY_DEFAULT_MAX_PARTS : Number(nbrRaw);
-    if (!/^\d+$/.test(nbrRaw ?? '5') || !Number.isInteger(maxParts) || maxParts < 1 || maxParts > 10) {
-      fail('INVALID_REQUEST', 'nbr_msg: must be a whole number from 1 to 10');
-    }
-    const parts = (text: string) => {
-      try {
-        return analyseText(text, encoding).messagePartCount;
-      } catch (err) {
-        if (err instanceof TextError) fail('INVALID_REQUEST', `message: ${err.message}`);
-        throw err;
-      }
-    };
-    // stop=1 adds the opt-out mention only when the message stays one SMS; stop=2 always adds it.
-    const stop = stopParam === '2' || (stopParam === '1' && parts(`${message}${OPT_OUT_MENTION}`) === 1);
-    const needed = parts(stop ? `${message}${OPT_OUT_MENTION}` : message);
-    if (needed > maxParts) fail('TOO_MANY_PARTS', `message: needs ${needed} SMS, more than nbr_msg (${maxParts})`);
-    const sentDate = this.sendDate(params);
+    const locale = await this.locale(principal);
+    const numbers = (await this.groupRecipients(principal, params)) ?? this.recipients(params, method, locale.country);
+    const options = smsOptionsOf(params);
+    const { encoding } = options;
+    const stop = stopFor(message, options);
+    const sentDate = this.sendDate(params, locale.timeZone);
     const refClient = this.refClient(params);
-    const extra: LegacyExtra = { ...this.callbacks(params), legacyClass: Number(classe) };
+    const extra: LegacyExtra = { ...this.callbacks(params, locale.timeZone), legacyClass: options.classe };
     const from = param(params, 'emetteur') ?? null;
     if (numbers.length === 1) {
       const m = await this.messaging.sendSms(principal.channel, {
@@ -167,7 +196,7 @@ export class LegacyService {
         refClient,
         sentDate,
         source: 'LEGACY',
-        defaultCountry: 'FR',
+        defaultCountry: locale.country,
         extra: extra as Record<string, unknown>,
       });
       return this.result(legacySmsIdOf(m), [m]);
@@ -175,7 +204,7 @@ export class LegacyService {
     const campaign = await this.messaging.sendCampaign(principal.channel, {
       recipients: numbers.map((to) => ({ to })),
       refClient,
-      message: { text: message, encoding, stop, from, sentDate, defaultCountry: 'FR', extra: extra as Record<string, unknown> },
+      message: { text: message, encoding, stop, from, sentDate, defaultCountry: locale.country, extra: extra as Record<string, unknown> },
     });
     return this.result(campaign.campaignId, campaign.messages);
   }
@@ -184,17 +213,18 @@ export class LegacyService {
   async sendVoice(principal: Principal, params: LegacyParams, method: 'GET' | 'POST'): Promise<LegacySendResult> {
     const message = params.message;
     if (message === undefined || message.trim() === '') fail('INVALID_REQUEST', 'message: is required');
-    const numbers = this.recipients(params, method);
+    const locale = await this.locale(principal);
+    const numbers = this.recipients(params, method, locale.country);
     const input = {
       text: message,
       title: param(params, 'title') ?? null,
       language: param(params, 'language') ?? null,
-      sentDate: this.sendDate(params),
+      sentDate: this.sendDate(params, locale.timeZone),
       refClient: this.refClient(params),
       refClientMax: LEGACY_REF_CLIENT_MAX,
       source: 'LEGACY' as const,
-      defaultCountry: 'FR' as const,
-      extra: this.callbacks(params) as Record<string, unknown>,
+      defaultCountry: locale.country,
+      extra: this.callbacks(params, locale.timeZone) as Record<string, unknown>,
     };
     if (numbers.length === 1) {
       const m = await this.voice.send(principal.channel, { ...input, to: numbers[0]! });
@@ -277,8 +307,9 @@ export class LegacyService {
   }
 
   /**
-   * `creditTransfert.do`: moves `creditAmount` (whole euros) from the key's organisation to `targetPseudo` (the
-   * target organisation's id), through the same transfer service as `POST /commons/v1/organisations/{org}/transfers`.
+   * `creditTransfert.do`: moves `creditAmount` (whole euros) from the key's organisation to `targetPseudo` (a
+   * sub-account's login, or the target organisation's id), through the same transfer service as
+   * `POST /commons/v1/organisations/{org}/transfers`.
    */
   async transfer(principal: Principal, params: LegacyParams): Promise<string> {
     const target = param(params, 'targetPseudo');
@@ -290,15 +321,16 @@ export class LegacyService {
     }
     const reference = param(params, 'reference') ?? null;
     if (reference !== null && reference.length > 140) fail('INVALID_REQUEST', 'reference: at most 140 characters');
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target)) {
-      fail('NOT_FOUND', `targetPseudo: no organisation ${target}`);
-    }
+    // A sub-account's login, or an organisation's id.
+    const destinationId =
+      (await this.subAccounts.organisationOfLogin(target)) ??
+      (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target) ? target : fail('NOT_FOUND', `targetPseudo: no account ${target}`));
     const result = await this.funds.transfer(
       {
         callerOrganisationId: principal.credential.organisationId,
         credentialId: principal.credential.id,
         sourceId: principal.credential.organisationId,
-        destinationId: target,
+        destinationId,
         amount: Number(amountRaw) * MICROS_PER_EURO,
         reference,
         description: null,
@@ -307,5 +339,45 @@ export class LegacyService {
       (t) => ({ statusCode: 200, body: t.id }),
     );
     return result.body;
+  }
+
+  /**
+   * `sendSMSBatch.do`: one SMS per row of the `fichier` file (`numero;message;emetteur[;ref]`), with sendSMS.do's
+   * options for all of them; the row's `emetteur` and `ref` win over the request's. One campaign, whose id is the
+   * answer's; one bad row refuses the whole file, naming its line.
+   */
+  async sendBatch(principal: Principal, params: LegacyParams): Promise<LegacySendResult> {
+    const file = params.fichier;
+    if (file === undefined) fail('INVALID_REQUEST', 'fichier: is required (a multipart/form-data file part)');
+    const rows = parseBatchFile(file);
+    const options = smsOptionsOf(params);
+    const locale = await this.locale(principal);
+    const sentDate = this.sendDate(params, locale.timeZone);
+    const refClient = this.refClient(params);
+    const extra = { ...this.callbacks(params, locale.timeZone), legacyClass: options.classe } as Record<string, unknown>;
+    const from = param(params, 'emetteur') ?? null;
+    const items: BatchItem[] = rows.map((row) => {
+      if (row.ref.length > LEGACY_REF_CLIENT_MAX) fail('INVALID_REQUEST', `line ${row.line}: ref: at most ${LEGACY_REF_CLIENT_MAX} characters`, 'fichier');
+      return {
+        to: row.numero,
+        text: row.message,
+        encoding: options.encoding,
+        stop: stopFor(row.message, options, `fichier: line ${row.line}: message`),
+        from: row.emetteur || from,
+        refClient: row.ref || refClient,
+        sentDate,
+        defaultCountry: locale.country,
+        extra,
+      };
+    });
+    try {
+      const { campaignId, messages } = await this.sends.sendBatch(principal.channel, items, refClient);
+      return this.result(campaignId, messages);
+    } catch (err) {
+      const m = err instanceof CoreError ? /^items\[(\d+)\]\.(.+)$/.exec(err.field ?? '') : null;
+      if (!m) throw err;
+      const inner = new CoreError((err as CoreError).kind, (err as CoreError).reason, m[2]);
+      throw new CoreError(inner.kind, `line ${rows[Number(m[1])]!.line}: ${legacyDetail(inner)}`, 'fichier');
+    }
   }
 }

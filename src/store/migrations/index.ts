@@ -11,6 +11,9 @@ import * as rateWindows from './009-rate-windows.ts';
 import * as operators from './012-operators.ts';
 import * as smppConnectors from './015-smpp-connectors.ts';
 import * as trafficLimits from './016-traffic-limits.ts';
+import * as legacyContacts from './017-legacy-contacts.ts';
+import * as campaignTree from './018-campaign-tree.ts';
+import * as organisationLocale from './019-organisation-locale.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +29,7 @@ export const migrations: Record<string, Migration> = {
   '012-operators': operators,
   '015-smpp-connectors': smppConnectors,
   '016-traffic-limits': trafficLimits,
+  '017-legacy-contacts': legacyContacts,
+  '018-campaign-tree': campaignTree,
+  '019-organisation-locale': organisationLocale,
 };
