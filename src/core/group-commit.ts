@@ -13,6 +13,12 @@ export class GroupCommitter<T, R> {
   constructor(
     private readonly flush: (items: T[]) => Promise<R[]>,
     private readonly maxBatch = 256,
+    /**
+     * How long an idle committer waits for company before flushing its first item (0: the next turn of the event
+     * loop). For writes nobody waits on (outcomes of work already done), a few milliseconds turn a trickle of
+     * single-row transactions into batches.
+     */
+    private readonly lingerMs = 0,
   ) {}
 
   submit(item: T): Promise<R> {
@@ -39,10 +45,12 @@ export class GroupCommitter<T, R> {
   private schedule(): void {
     if (this.flushing || this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const go = () => {
       this.scheduled = false;
       void this.run();
-    });
+    };
+    if (this.lingerMs > 0 && this.queue.length < this.maxBatch) setTimeout(go, this.lingerMs);
+    else setImmediate(go);
   }
 
   /**

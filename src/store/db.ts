@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { Signals } from './signals.ts';
+import { profiledStatement } from './sql-profile.ts';
 
 export type { Db, Dialect } from './schema.ts';
 import type { Db, Dialect } from './schema.ts';
@@ -48,7 +49,7 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
     cache.set(source, stmt);
-    return stmt;
+    return profiledStatement(source, stmt);
   };
   return new Proxy(handle, {
     get(target, prop) {

@@ -209,6 +209,8 @@ export interface WebhookDeliveryTable {
   kind: string;
   method: string;
   url: string;
+  /** The url's origin (null on deliveries written before it was recorded). */
+  origin: string | null;
   payload: string;
   state: string;
   attempts: number;

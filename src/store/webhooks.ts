@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
+import { originOf } from '../core/domain/urls.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
@@ -10,10 +11,13 @@ export type WebhookAttemptRow = WebhookAttemptTable;
 
 const INSERT_CHUNK = 300;
 
-/** Writes new deliveries (in the transaction of the events they carry). */
-export async function insertDeliveries(db: Db, rows: WebhookDeliveryRow[]): Promise<void> {
+/** Writes new deliveries (in the transaction of the events they carry); their origin is taken from their url. */
+export async function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await db.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    await db
+      .insertInto('webhook_deliveries')
+      .values(rows.slice(i, i + INSERT_CHUNK).map((r) => ({ ...r, origin: originOf(r.url) })))
+      .execute();
   }
 }
 
@@ -54,6 +58,24 @@ export async function resetDelivery(db: Db, id: string, now: number): Promise<vo
 /** Hands claimed deliveries back, to be tried at `until`. */
 export async function deferDeliveries(db: Db, ids: string[], until: number): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ next_attempt_at: until, lease_until: null }).where('id', 'in', ids).execute();
+}
+
+/** A claim condition: deliveries to none of `origins` (those written before origins were recorded count as none). */
+export function notToOrigins(origins: readonly string[]): RawBuilder<unknown> {
+  return sql`(origin is null or origin not in (${sql.join(origins.map((o) => sql`${o}`))}))`;
+}
+
+/** Extends the lease of deliveries still held by their sender (pending and leased: a settled one is left alone). */
+export async function renewDeliveryLeases(db: Db, ids: string[], until: number): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: until })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .where('state', '=', 'PENDING')
+      .where('lease_until', 'is not', null)
+      .execute();
+  }
 }
 
 export interface AttemptOutcome {

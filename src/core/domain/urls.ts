@@ -13,3 +13,12 @@ export function callbackUrlProblem(value: string): string | null {
   if (url.username || url.password) return 'must not carry credentials';
   return null;
 }
+
+/** The origin (scheme, host, port) of a URL: webhook deliveries are bounded and queued per origin. Null if unparsable. */
+export function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}

@@ -6,7 +6,15 @@ import { nextRetryDelay } from '../domain/retry.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
 import { LeasedQueue, WEBHOOK_QUEUE } from '../../store/queue.ts';
-import { type AttemptOutcome, deferDeliveries, insertDeliveries, recordAttempts, type WebhookDeliveryRow } from '../../store/webhooks.ts';
+import {
+  type AttemptOutcome,
+  deferDeliveries,
+  insertDeliveries,
+  notToOrigins,
+  recordAttempts,
+  renewDeliveryLeases,
+  type WebhookDeliveryRow,
+} from '../../store/webhooks.ts';
 import type { MessageEventRow, MessageRow } from '../../store/messages.ts';
 
 /** What one attempt came to (the sender's HTTP client says). */
@@ -60,13 +68,17 @@ export class WebhookOutbox {
     this.store.signals.fire('webhooks');
   }
 
-  /** Deliveries due now, reserved for `leaseMs` to the sender that claims them. */
-  claim(now: number, limit: number, leaseMs: number): Promise<WebhookDeliveryRow[]> {
-    return this.queue.claim({ now, limit, leaseMs });
+  /**
+   * Deliveries due now, reserved for `leaseMs` to the sender that claims them; none for the origins in `skipOrigins`
+   * (their sender's queue for them is full).
+   */
+  claim(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<WebhookDeliveryRow[]> {
+    return this.queue.claim({ now, limit, leaseMs, ...(skipOrigins.length > 0 && { where: notToOrigins(skipOrigins) }) });
   }
 
-  nextDue(now: number): Promise<number | null> {
-    return this.queue.nextDue(now);
+  /** When the next delivery falls due, leaving out those to `skipOrigins`. */
+  nextDue(now: number, skipOrigins: readonly string[] = []): Promise<number | null> {
+    return this.queue.nextDue(now, skipOrigins.length > 0 ? notToOrigins(skipOrigins) : undefined);
   }
 
   /** Hands claimed deliveries back untried, for `until` (their destination is busy). */
@@ -74,8 +86,16 @@ export class WebhookOutbox {
     return deferDeliveries(this.store.db, ids, until);
   }
 
-  /** Records attempts: delivered, refused for good, or retried on the schedule until it is exhausted (FAILED). */
-  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<void> {
+  /** Keeps claimed deliveries this node still holds (waiting for a connection to their origin, or in flight). */
+  renew(ids: string[], until: number): Promise<void> {
+    return renewDeliveryLeases(this.store.db, ids, until);
+  }
+
+  /**
+   * Records attempts: delivered, refused for good, or retried on the schedule until it is exhausted (FAILED). Answers
+   * when the earliest retry falls due (null: none).
+   */
+  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<number | null> {
     const outcomes: AttemptOutcome[] = items.map(({ delivery: d, outcome: r, at }) => {
       const attempts = d.attempts + 1;
       let state = 'PENDING';
@@ -101,10 +121,12 @@ export class WebhookOutbox {
       };
     });
     await recordAttempts(this.store, outcomes);
+    const retries = outcomes.filter((o) => o.state === 'PENDING').map((o) => o.nextAttemptAt);
+    return retries.length > 0 ? Math.min(...retries) : null;
   }
 
   readonly hook: EventConsumer = async (db, events, messages) => {
-    const rows: WebhookDeliveryRow[] = [];
+    const rows: Array<Omit<WebhookDeliveryRow, 'origin'>> = [];
     const base = this.publicBase();
     for (const event of events) {
       const m = messages.get(event.message_id);

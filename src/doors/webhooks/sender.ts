@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { originOf } from '../../core/domain/urls.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import type { WebhookOutbox } from '../../core/webhooks/outbox.ts';
@@ -7,15 +8,25 @@ import type { AttemptResult, WebhookHttpClient } from './http-client.ts';
 import { signWebhook } from './signing.ts';
 
 export interface WebhookSenderOptions {
-  maxInFlight?: number;
-  /** Attempts waiting or running for one origin beyond which its next deliveries are deferred. */
-  maxPendingPerOrigin?: number;
+  /** Deliveries claimed and not yet settled, in all. */
+  maxHeld?: number;
+  /**
+   * Deliveries held for one origin (in flight or waiting for one of its connections) beyond which its deliveries are
+   * left out of claims; a claim may add up to `claimBatch` more, so with the default batch an origin holds at most
+   * 1,000 — within the HTTP client's queue per origin.
+   */
+  maxHeldPerOrigin?: number;
   claimBatch?: number;
   /** How long a claimed delivery is reserved for this node (a node that dies gives its deliveries up after it). */
   leaseMs?: number;
   /** The slow poll behind the wake-ups. */
   safetyPollMs?: number;
 }
+
+/** Attempt outcomes are recorded together when they come within this long of each other. */
+const SETTLE_LINGER_MS = 20;
+/** Deliveries written within this long of each other are claimed together. */
+const CLAIM_LINGER_MS = 5;
 
 type Delivery = Awaited<ReturnType<WebhookOutbox['claim']>>[number];
 
@@ -26,19 +37,27 @@ interface Recorded {
 }
 
 /**
- * Sends claimed webhook deliveries without waiting for one before the next: each attempt runs on its own, bounded
- * per destination by the HTTP client and overall by `maxInFlight`, so a slow or dead receiver only ties up its own
- * slots. Outcomes are recorded in batches through the outbox, which retries failures on its schedule.
+ * Sends claimed webhook deliveries without waiting for one before the next: each attempt runs on its own, queued by
+ * the HTTP client behind its origin's connections, so a slow or dead receiver only ties up its own share. Claimed
+ * deliveries stay in memory until their attempt is over — their leases renewed while this node holds them — instead
+ * of being written back when their origin is busy; an origin holding `maxHeldPerOrigin` gets the rest back later.
+ * Outcomes are recorded in batches through the outbox, which retries failures on its schedule.
  */
 export class WebhookSender {
   private readonly loop: Loop;
-  private inFlight = 0;
+  private readonly held = new Map<string, Delivery>();
+  private readonly heldPerOrigin = new Map<string, number>();
   private readonly inFlightDone = new Set<Promise<void>>();
   private readonly recorder: GroupCommitter<Recorded, void>;
-  private readonly maxInFlight: number;
-  private readonly maxPendingPerOrigin: number;
+  private readonly maxHeld: number;
+  private readonly maxHeldPerOrigin: number;
   private readonly claimBatch: number;
   private readonly leaseMs: number;
+  private renewTimer: NodeJS.Timeout | null = null;
+  /** The last pass stopped for want of room (not for want of work): finishing attempts wake the loop. */
+  private full = false;
+  /** Origins left out of the last claim: their queue here was full. */
+  private busy = new Set<string>();
 
   constructor(
     private readonly outbox: WebhookOutbox,
@@ -47,82 +66,132 @@ export class WebhookSender {
     private readonly logger: Logger,
     opts: WebhookSenderOptions = {},
   ) {
-    this.maxInFlight = opts.maxInFlight ?? 256;
-    this.maxPendingPerOrigin = opts.maxPendingPerOrigin ?? 16;
-    this.claimBatch = opts.claimBatch ?? 200;
+    this.maxHeld = opts.maxHeld ?? 4_000;
+    this.maxHeldPerOrigin = opts.maxHeldPerOrigin ?? 500;
+    this.claimBatch = opts.claimBatch ?? 500;
     this.leaseMs = opts.leaseMs ?? 60_000;
     this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? 5_000, (err) =>
       this.logger.error({ err }, 'webhook sender pass failed; retrying'),
     );
     this.recorder = new GroupCommitter(async (items) => {
-      await this.outbox.settle(items);
+      const retryAt = await this.outbox.settle(items);
+      if (retryAt !== null) this.loop.at(retryAt);
+      // A delivery that ended may have been holding back a later one of its message (they go in order).
+      if (items.some((i) => i.outcome.outcome !== 'retry')) this.loop.at(Date.now() + CLAIM_LINGER_MS);
       return items.map((): void => undefined);
-    }, 500);
+    }, 500, SETTLE_LINGER_MS);
   }
 
   start(): void {
     this.loop.start();
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
+    this.renewTimer.unref();
   }
 
   async stop(): Promise<void> {
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
     await this.loop.stop();
     await Promise.all([...this.inFlightDone]);
     await this.recorder.idle();
   }
 
+  /** New deliveries were written: claimed a moment later, with whatever else is written meanwhile. */
   wake(): void {
-    this.loop.wake();
+    this.loop.at(Date.now() + CLAIM_LINGER_MS);
   }
 
   private async run(): Promise<number | null> {
     for (;;) {
-      const room = Math.min(this.maxInFlight - this.inFlight, this.claimBatch);
-      // Full: a finishing attempt wakes the loop.
-      if (room <= 0) return null;
-      const now = Date.now();
-      const claimed = await this.outbox.claim(now, room, this.leaseMs);
+      const room = Math.min(this.maxHeld - this.held.size, this.claimBatch);
+      if (room <= 0) {
+        // Full: attempts finishing wake the loop once there is room again.
+        this.full = true;
+        return null;
+      }
+      this.busy = new Set([...this.heldPerOrigin].filter(([, n]) => n >= this.maxHeldPerOrigin).map(([o]) => o));
+      const busy = [...this.busy];
+      const claimed = await this.outbox.claim(Date.now(), room, this.leaseMs, busy);
       if (this.loop.isStopped) return null;
       const deferred: string[] = [];
       for (const d of claimed) {
-        if (this.client.pending(d.url) >= this.maxPendingPerOrigin) deferred.push(d.id);
-        else this.launch(d);
+        const origin = d.origin ?? originOf(d.url) ?? d.url;
+        const n = this.heldPerOrigin.get(origin) ?? 0;
+        // A claim may take an origin past its share by less than a batch; only deliveries written before origins
+        // were recorded get past the claim's filter to a busy origin, and are handed back.
+        if (d.origin === null && n >= this.maxHeldPerOrigin) {
+          deferred.push(d.id);
+          continue;
+        }
+        this.heldPerOrigin.set(origin, n + 1);
+        this.launch(d, origin);
       }
       if (deferred.length > 0) await this.outbox.defer(deferred, Date.now() + 1_000);
-      if (claimed.length < room) return this.outbox.nextDue(Date.now());
+      // What is due for the busy origins waits for their queues to drain (which wakes the loop), not for a timer.
+      if (claimed.length < room) return this.outbox.nextDue(Date.now(), busy);
     }
   }
 
-  private launch(d: Delivery): void {
-    this.inFlight++;
-    const p = this.attempt(d)
+  /** Keeps the leases of what this node holds ahead, so a long origin queue is not taken for a dead node's. */
+  private async renew(): Promise<void> {
+    if (this.held.size === 0) return;
+    try {
+      await this.outbox.renew([...this.held.keys()], Date.now() + this.leaseMs);
+    } catch (err) {
+      this.logger.warn({ err }, 'could not renew the leases of held webhook deliveries');
+    }
+  }
+
+  private launch(d: Delivery, origin: string): void {
+    this.held.set(d.id, d);
+    const p = this.attempt(d, origin)
       .catch((err) => this.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
       .finally(() => {
-        this.inFlight--;
         this.inFlightDone.delete(p);
-        this.wake();
+        // New deliveries wake the loop themselves; a finished attempt only matters to a loop that stopped when full,
+        // or to an origin whose queue was full (its deliveries were left out of the claims).
+        const drained = this.busy.has(origin) && (this.heldPerOrigin.get(origin) ?? 0) <= this.maxHeldPerOrigin / 2;
+        if ((this.full && this.held.size <= this.maxHeld * 0.75) || drained) {
+          this.full = false;
+          this.busy.delete(origin);
+          this.loop.wake();
+        }
       });
     this.inFlightDone.add(p);
   }
 
-  private async attempt(d: Delivery): Promise<void> {
+  private release(d: Delivery, origin: string): void {
+    this.held.delete(d.id);
+    const n = (this.heldPerOrigin.get(origin) ?? 1) - 1;
+    if (n <= 0) this.heldPerOrigin.delete(origin);
+    else this.heldPerOrigin.set(origin, n);
+  }
+
+  private async attempt(d: Delivery, origin: string): Promise<void> {
     let outcome: AttemptResult;
-    if (d.method === 'GET') {
-      outcome = await this.client.send({ method: 'GET', url: d.url, query: JSON.parse(d.payload) as Record<string, string> });
-    } else {
-      const channel = await this.messaging.channel(d.channel_id);
-      const now = Date.now();
-      const secrets = [channel.webhookSecret];
-      if (channel.webhookSecretPrevious && (channel.webhookSecretPreviousUntil ?? 0) > now) {
-        secrets.push(channel.webhookSecretPrevious);
+    try {
+      if (d.method === 'GET') {
+        outcome = await this.client.send({ method: 'GET', url: d.url, query: JSON.parse(d.payload) as Record<string, string> });
+      } else {
+        const channel = await this.messaging.channel(d.channel_id);
+        const now = Date.now();
+        const secrets = [channel.webhookSecret];
+        if (channel.webhookSecretPrevious && (channel.webhookSecretPreviousUntil ?? 0) > now) {
+          secrets.push(channel.webhookSecretPrevious);
+        }
+        const headers = signWebhook({ secrets, id: d.id, timestamp: new Date(now), body: d.payload });
+        outcome = await this.client.send({
+          method: 'POST',
+          url: d.url,
+          body: d.payload,
+          headers: { ...headers, 'content-type': 'application/json' },
+        });
       }
-      const headers = signWebhook({ secrets, id: d.id, timestamp: new Date(now), body: d.payload });
-      outcome = await this.client.send({
-        method: 'POST',
-        url: d.url,
-        body: d.payload,
-        headers: { ...headers, 'content-type': 'application/json' },
-      });
+    } finally {
+      // No longer renewed: its outcome is being recorded (or, on an unexpected error, its lease runs out).
+      this.release(d, origin);
     }
     await this.recorder.submit({ delivery: d, outcome, at: Date.now() });
   }
 }
+

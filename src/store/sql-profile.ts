@@ -1,0 +1,45 @@
+import { writeFileSync } from 'node:fs';
+import type SQLite from 'better-sqlite3';
+
+/**
+ * `TERN_SQL_PROFILE=<file>` (SQLite): times every statement by its SQL text and writes, when the process exits, the
+ * statements that took the most time with their count and mean — where a benchmark's database time goes.
+ */
+const target = process.env.TERN_SQL_PROFILE;
+const spent = new Map<string, { calls: number; ms: number }>();
+
+if (target) {
+  process.on('exit', () => {
+    const rows = [...spent].sort((a, b) => b[1].ms - a[1].ms);
+    const total = rows.reduce((sum, [, v]) => sum + v.ms, 0);
+    const calls = rows.reduce((sum, [, v]) => sum + v.calls, 0);
+    const lines = rows
+      .slice(0, 40)
+      .map(([source, v]) => `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs  ${source.replace(/\s+/g, ' ').slice(0, 240)}`);
+    writeFileSync(target, [`${calls} statements, ${total.toFixed(0)} ms`, ...lines, ''].join('\n'));
+  });
+}
+
+/** The statement itself, or (profiling) one that times its runs. */
+export function profiledStatement(source: string, stmt: SQLite.Statement): SQLite.Statement {
+  if (!target) return stmt;
+  const timed = (run: (...args: unknown[]) => unknown) => (...args: unknown[]) => {
+    const started = performance.now();
+    try {
+      return run(...args);
+    } finally {
+      const entry = spent.get(source) ?? { calls: 0, ms: 0 };
+      entry.calls++;
+      entry.ms += performance.now() - started;
+      spent.set(source, entry);
+    }
+  };
+  return new Proxy(stmt, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop, t) as unknown;
+      if (typeof value !== 'function') return value;
+      const bound = (value as (...a: unknown[]) => unknown).bind(t);
+      return prop === 'run' || prop === 'all' || prop === 'get' || prop === 'iterate' ? timed(bound) : bound;
+    },
+  });
+}
