@@ -237,7 +237,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onExpired: (rows, now) => expiry.handleByType(rows, now),
     onPlaced: (placements) => carrierEvents.placed(placements),
   });
-  const dispatcher = dispatcherLoop(dispatch, logger.child({ component: 'dispatcher' }));
+  const dispatcher = dispatcherLoop(dispatch, config.nodeId, config.dispatchLeaseMs, logger.child({ component: 'dispatcher' }));
+  messaging.handOffTo(dispatcher);
   const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }));
   const retention = retentionLoop(
     [

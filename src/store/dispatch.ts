@@ -149,12 +149,32 @@ export async function oldestWaiting(db: Db): Promise<Map<string, number>> {
   return new Map(rows.map((r) => [r.waiting_on!, Number(r.since)]));
 }
 
-export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number }>): Promise<void> {
+/** Gives up a claim's rows not yet dispatched (a node stopping), so they are claimed again at once. */
+export async function releaseClaim(db: Db, claim: Claim, messageIds: string[]): Promise<void> {
+  for (let i = 0; i < messageIds.length; i += CHUNK) {
+    await db
+      .updateTable('dispatch_queue')
+      .set({ claimed_by: null, lease_until: null })
+      .where('message_id', 'in', messageIds.slice(i, i + CHUNK))
+      .where('claimed_by', '=', claim.claimant)
+      .where('lease_until', '=', claim.leaseUntil)
+      .execute();
+  }
+}
+
+/** Queues messages for dispatch; with `lease`, already claimed by that node until then (handed to its dispatcher). */
+export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lease?: Claim }>): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     await db
       .insertInto('dispatch_queue')
       .values(
-        rows.slice(i, i + CHUNK).map((r) => ({ message_id: r.messageId, due_at: r.dueAt, attempts: 0, claimed_by: null, lease_until: null })),
+        rows.slice(i, i + CHUNK).map((r) => ({
+          message_id: r.messageId,
+          due_at: r.dueAt,
+          attempts: 0,
+          claimed_by: r.lease?.claimant ?? null,
+          lease_until: r.lease?.leaseUntil ?? null,
+        })),
       )
       .execute();
   }

@@ -2,7 +2,7 @@ import { uuidv7 } from '../domain/ids.ts';
 import type { MessageStatus, StatusDetail } from '../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Db, Dialect } from '../../store/db.ts';
-import { enqueueDispatch } from '../../store/dispatch.ts';
+import { type Claim, enqueueDispatch } from '../../store/dispatch.ts';
 import type { LeasedQueue } from '../../store/queue.ts';
 import type { EventConsumers } from '../events.ts';
 import { insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
@@ -66,6 +66,8 @@ export async function acceptBatch(
   consumers: EventConsumers,
   dispatchQueue: LeasedQueue<unknown>,
   now: number,
+  /** When given, messages due now are queued already claimed with it (their node's dispatcher takes them in memory). */
+  handoff: Claim | null = null,
 ): Promise<MessageRow[]> {
   const orgIds = [...new Set(batch.map((p) => p.row.organisation_id))];
   const orgRows = await findPayingSetup(db, orgIds);
@@ -106,7 +108,7 @@ export async function acceptBatch(
   const rollups = new RollupBatch();
   const events: MessageEventRow[] = [];
   const ledger: LedgerRow[] = [];
-  const dispatch: Array<{ messageId: string; dueAt: number }> = [];
+  const dispatch: Array<{ messageId: string; dueAt: number; lease?: Claim }> = [];
   const rows: MessageRow[] = [];
 
   for (const p of batch) {
@@ -167,7 +169,7 @@ export async function acceptBatch(
     m.accepted_at = now;
     m.day = utcDay(now);
     if (m.send_at < now) m.send_at = now;
-    if (detail === null && !p.settled) dispatch.push({ messageId: m.id, dueAt: m.send_at });
+    if (detail === null && !p.settled) dispatch.push({ messageId: m.id, dueAt: m.send_at, ...(handoff && m.send_at <= now && { lease: handoff }) });
     rows.push(m);
     rollups.add(rollupKeyOf(m, p.channel.type), m.charged > 0 ? p.units : 0, 1, m.charged);
     events.push({
@@ -188,7 +190,8 @@ export async function acceptBatch(
   await insertEvents(db, events);
   if (dispatch.length > 0) {
     await enqueueDispatch(db, dispatch);
-    await dispatchQueue.wake(db);
+    // Messages handed to this node's dispatcher need nobody woken; the others are claimed by any node.
+    if (dispatch.some((d) => d.lease === undefined)) await dispatchQueue.wake(db);
   }
   await rollups.write(db);
   for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);

@@ -2,7 +2,7 @@ import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
 import type { Connector, OutboundMessage, RouteChoice, Router, SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
-import { type DispatchClaim, type DispatchOutcomes, recordDispatch, releaseWaiting } from '../../store/dispatch.ts';
+import { type Claim, type DispatchClaim, type DispatchOutcomes, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import type { StatusChange } from './status.ts';
@@ -73,18 +73,24 @@ export class Dispatch {
     return claimed.length;
   }
 
+  /** Gives back claimed messages this node will not dispatch after all (it is stopping). */
+  async release(claim: Claim, messageIds: string[]): Promise<void> {
+    await releaseClaim(this.store.db, claim, messageIds);
+    await this.queue.wake(this.store.db);
+  }
+
   /** Claims a batch of due messages for this node (a lease). */
   claim(now: number): Promise<DispatchClaim[]> {
     return this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId });
   }
 
-  /** Submits a claimed batch and records every outcome. */
-  async process(claimed: DispatchClaim[], now: number): Promise<void> {
+  /** Submits a claimed batch and records every outcome; `known`: the messages' rows when the caller has them. */
+  async process(claimed: DispatchClaim[], now: number, known?: MessageRow[]): Promise<void> {
     if (claimed.length === 0) return;
     const takenOver = claimed.filter((c) => c.previous_claimant !== null).length;
     if (takenOver > 0) this.opts.onTakenOver?.(takenOver);
     const claims = new Map(claimed.map((c) => [c.message_id, c]));
-    const rows = await this.messaging.getMany([...claims.keys()]);
+    const rows = known ?? (await this.messaging.getMany([...claims.keys()]));
     const byId = new Map(rows.map((r) => [r.id, r]));
 
     const gone = claimed.filter((c) => {

@@ -21,6 +21,7 @@ import type { EventConsumers } from '../events.ts';
 import { removeFromDispatch, requeueDispatch } from '../../store/dispatch.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { acceptBatch, type PreparedMessage } from './accept.ts';
+import type { DispatchHandoff } from './handoff.ts';
 import { type Campaign, type CampaignInput, type CampaignResult, CampaignService } from './campaigns.ts';
 import { type SmsCampaignMessage, smsCampaignSender } from './sms-campaigns.ts';
 import { type PrepareContext, prepareSms, type SmsSendInput } from './sms.ts';
@@ -43,6 +44,7 @@ export class MessagingService {
   /** Channels by id: one entry per channel read, so no bound beyond their number. */
   private readonly channels = new Cache<string, Channel>({ capacity: Number.POSITIVE_INFINITY, ttlMs: CHANNEL_CACHE_TTL_MS });
   private readonly acceptor: GroupCommitter<PreparedMessage, MessageRow>;
+  private handoff: DispatchHandoff | null = null;
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
   /** Campaigns of every message type; each type's pipeline registers how it sends one (SMS here, RCS in RcsService). */
   readonly campaigns: CampaignService;
@@ -102,7 +104,18 @@ export class MessagingService {
 
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {
     const now = Date.now();
-    return inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now));
+    const lease = this.handoff?.lease(now) ?? null;
+    const rows = await inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease));
+    if (lease && this.handoff) {
+      const handed = rows.filter((m) => (m.status === 'ENROUTE' || m.status === 'SCHEDULED') && m.send_at <= now);
+      if (handed.length > 0) this.handoff.take(lease, handed);
+    }
+    return rows;
+  }
+
+  /** Declared once by the composition root: this node's dispatcher takes the messages it accepts (see handoff.ts). */
+  handOffTo(handoff: DispatchHandoff): void {
+    this.handoff = handoff;
   }
 
   /** Stores prepared messages (any type) through the group-committed accept transaction. */
