@@ -161,10 +161,40 @@ function phoneType(type: PhoneNumberType | undefined): PhoneType {
 }
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'code' });
+const countryNames = new Map<string, string>();
 
 /** English name of an ISO 3166-1 alpha-2 region ("FR" → "France"); the code itself when none is known. */
 export function countryName(iso: string): string {
   const code = iso.trim().toUpperCase();
   if (!/^[A-Z]{2}$/.test(code)) return code;
-  return regionNames.of(code) ?? code;
+  let name = countryNames.get(code);
+  if (name === undefined) {
+    name = regionNames.of(code) ?? code;
+    countryNames.set(code, name);
+  }
+  return name;
+}
+
+export interface NumberRange {
+  valid: boolean;
+  type: PhoneType | null;
+  isoCountryCode: string | null;
+  countryPrefix: string | null;
+}
+
+/**
+ * What routing and delivery reports need of an MSISDN — validity, type and country — without the formats
+ * `describeNumber` also computes (formatting is most of its cost).
+ */
+export function numberRange(msisdn: string): NumberRange {
+  if (typeof msisdn !== 'string' || !/^[1-9]\d{0,14}$/.test(msisdn)) return { valid: false, type: null, isoCountryCode: null, countryPrefix: null };
+  const parsed = parsePhoneNumber(`+${msisdn}`);
+  if (!parsed) return { valid: false, type: null, isoCountryCode: null, countryPrefix: null };
+  const exact = parsed.number === `+${msisdn}`;
+  return {
+    valid: exact && parsed.isValid(),
+    type: exact ? phoneType(parsed.getType()) : 'UNKNOWN',
+    isoCountryCode: parsed.country ?? null,
+    countryPrefix: parsed.countryCallingCode,
+  };
 }

@@ -1,7 +1,7 @@
 // Number lookup: what libphonenumber says about a number, plus the operator its range was allocated to (Google's
 // carrier prefix data) and that operator's MCC/MNC (mcc-mnc-list). Prefix data cannot know about number
 // portability: `network` is the original operator of the range, not necessarily the subscriber's current one.
-import { countryName, describeNumber, normaliseMsisdn } from '../domain/phone.ts';
+import { countryName, describeNumber, normaliseMsisdn, type NumberRange, numberRange } from '../domain/phone.ts';
 import type { PhoneFormats, PhoneType } from '../domain/phone.ts';
 import { originalCarrier } from './carrier-prefixes.ts';
 import { Cache } from '../cache.ts';
@@ -36,6 +36,7 @@ export interface NetworkLookup {
 export const LOOKUP_CACHE_SIZE = 10_000;
 
 const lookups = new Cache<string, Promise<NumberLookup>>({ capacity: LOOKUP_CACHE_SIZE });
+const networkLookups = new Cache<string, Promise<NetworkLookup | null>>({ capacity: LOOKUP_CACHE_SIZE });
 let operatorIndex: Promise<OperatorIndex> | undefined;
 // Keyed by country and network name: bounded by the names in Google's data (a few thousand), so no eviction.
 const operatorsByName = new Map<string, OperatorRecord | null>();
@@ -67,11 +68,36 @@ export function lookupNumber(msisdn: string): Promise<NumberLookup> {
   return lookup;
 }
 
-/** The delivery-report `status.lookup` object, or null when the number's country is unknown. */
-export async function networkLookup(msisdn: string): Promise<NetworkLookup | null> {
-  const { country, network, mccMnc } = await lookupNumber(msisdn);
-  if (country === null) return null;
-  return { mccMnc, country, network };
+/**
+ * The delivery-report `status.lookup` object, or null when the number's country is unknown: the lookup's country,
+ * network and MCC/MNC, from the number's range alone (no formats).
+ */
+export function networkLookup(msisdn: string): Promise<NetworkLookup | null> {
+  const normalised = normaliseMsisdn(msisdn);
+  const key = normalised.ok ? normalised.msisdn : String(msisdn);
+  let lookup = networkLookups.get(key);
+  if (!lookup) {
+    lookup = networkOf(key);
+    networkLookups.set(key, lookup);
+    lookup.catch(() => networkLookups.delete(key));
+  }
+  return lookup;
+}
+
+async function networkOf(msisdn: string): Promise<NetworkLookup | null> {
+  const range = numberRange(msisdn);
+  if (range.isoCountryCode === null) return null;
+  const country = countryName(range.isoCountryCode);
+  const { network, operator } = await carrierOf(msisdn, range, country);
+  return { mccMnc: operator ? operator.mcc + operator.mnc : null, country, network };
+}
+
+/** As libphonenumber's own carrier mapper: only valid mobile (or pager) numbers have a carrier. */
+async function carrierOf(msisdn: string, range: NumberRange, country: string | null): Promise<{ network: string | null; operator: OperatorRecord | null }> {
+  if (!range.valid || range.countryPrefix === null || (range.type !== 'MOBILE' && range.type !== 'PAGER')) return { network: null, operator: null };
+  const network = await originalCarrier(range.countryPrefix, msisdn.slice(range.countryPrefix.length));
+  const operator = network !== null && range.isoCountryCode !== null && country !== null ? await operatorFor(range.isoCountryCode, network, country) : null;
+  return { network, operator };
 }
 
 /**
@@ -97,16 +123,8 @@ async function enrich(msisdn: string): Promise<NumberLookup> {
   const { isoCountryCode, countryPrefix } = description;
   const country = isoCountryCode === null ? null : countryName(isoCountryCode);
 
-  let network: string | null = null;
-  let operator: OperatorRecord | null = null;
-  // As libphonenumber's own carrier mapper: only valid mobile (or pager) numbers have a carrier; fixed and
-  // special-rate ranges in the same table would otherwise borrow a mobile range's name.
-  if (description.valid && countryPrefix !== null && (description.type === 'MOBILE' || description.type === 'PAGER')) {
-    network = await originalCarrier(countryPrefix, msisdn.slice(countryPrefix.length));
-    if (network !== null && isoCountryCode !== null && country !== null) {
-      operator = await operatorFor(isoCountryCode, network, country);
-    }
-  }
+  // Fixed and special-rate ranges in the carrier table would otherwise borrow a mobile range's name.
+  const { network, operator } = await carrierOf(msisdn, description, country);
 
   return Object.freeze({
     msisdn,
