@@ -1,10 +1,15 @@
 import type { Connector, ConnectorKind } from '../core/ports.ts';
 import type { ConnectorDefinition } from '../core/routing/service.ts';
 
+/** A voice message's recording (a WAV file), for the connectors that play it; null when it has none. */
+export type VoiceAudioSource = (messageId: string) => Promise<{ wav: Buffer; durationMs: number } | null>;
+
 /** What factories may need beyond a connector's own definition. */
 export interface FactoryEnvironment {
   /** The server's simulator settings (TERN_SIMULATOR_*), under a simulator's own. */
   simulator: { submitLatencyMs: number; receiptLatencyMs: number };
+  /** Voice recordings, for the connectors that place calls. */
+  voiceAudio?: VoiceAudioSource;
 }
 
 /** One kind of connector: how to check its definitions, and how to make a live one. */

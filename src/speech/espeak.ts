@@ -1,15 +1,16 @@
 import { spawn } from 'node:child_process';
 import { readPcm16Mono, resamplePcm16, writeWav, WavFormatError } from '../core/domain/wav.ts';
 import {
+  DEFAULT_SPEECH_RATE,
   type RenderedSpeech,
   TELEPHONY_SAMPLE_RATE,
   type TextToSpeech,
   type TtsAvailability,
-  isVoiceLanguage,
   TtsError,
   VOICE_LANGUAGES,
   type VoiceLanguage,
 } from '../core/voice/tts.ts';
+import { checkRenderInput, positiveInteger, speechRate } from './input.ts';
 
 /** espeak-ng voice name for each supported language. */
 export const ESPEAK_VOICES: Readonly<Record<VoiceLanguage, string>> = {
@@ -17,6 +18,9 @@ export const ESPEAK_VOICES: Readonly<Record<VoiceLanguage, string>> = {
   'en-GB': 'en-gb',
   'de-DE': 'de',
   'es-ES': 'es',
+  'it-IT': 'it',
+  'pt-PT': 'pt',
+  'nl-NL': 'nl',
 };
 
 export interface EspeakTtsOptions {
@@ -30,6 +34,8 @@ export interface EspeakTtsOptions {
   maxTextLength?: number;
   /** Sample rate of the WAV produced. Default 8 000 Hz. */
   sampleRate?: number;
+  /** Words a minute. Default 175. */
+  rate?: number;
 }
 
 const DIAGNOSTIC_KEEP_CHARS = 4096;
@@ -55,11 +61,6 @@ class ConcurrencyLimit {
   }
 }
 
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
-}
-
 /**
  * Text-to-speech with the espeak-ng program. The text goes to the program's standard input, never its
  * arguments (no option injection, no argument length limit); the WAV it streams to standard output is
@@ -71,8 +72,10 @@ export class EspeakTts implements TextToSpeech {
   private readonly maxTextLength: number;
   private readonly sampleRate: number;
   private readonly limit: ConcurrencyLimit;
+  private readonly rate: number;
 
   constructor(options: EspeakTtsOptions = {}) {
+    this.rate = speechRate(options.rate ?? DEFAULT_SPEECH_RATE);
     this.binary = options.binary ?? 'espeak-ng';
     this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? 30_000);
     this.maxTextLength = positiveInteger('maxTextLength', options.maxTextLength ?? 10_000);
@@ -80,19 +83,18 @@ export class EspeakTts implements TextToSpeech {
     this.limit = new ConcurrencyLimit(positiveInteger('maxConcurrent', options.maxConcurrent ?? 2));
   }
 
+  get name(): string {
+    return 'espeak-ng';
+  }
+
   availability(): Promise<TtsAvailability> {
     return checkTtsAvailable(this.binary);
   }
 
+  async close(): Promise<void> {}
+
   async render(text: string, language: VoiceLanguage): Promise<RenderedSpeech> {
-    if (!isVoiceLanguage(language)) {
-      const supported = VOICE_LANGUAGES.join(', ');
-      throw new TtsError('UNSUPPORTED_LANGUAGE', `language ${JSON.stringify(language)} is not one of ${supported}`);
-    }
-    if (typeof text !== 'string' || text.trim() === '') throw new TtsError('EMPTY_TEXT', 'text to speak is empty');
-    if (text.length > this.maxTextLength) {
-      throw new TtsError('TEXT_TOO_LONG', `text is ${text.length} characters, at most ${this.maxTextLength} allowed`);
-    }
+    checkRenderInput(text, language, this.maxTextLength);
     const raw = await this.limit.run(() => this.synthesise(text, ESPEAK_VOICES[language]));
     let decoded;
     try {
@@ -109,7 +111,7 @@ export class EspeakTts implements TextToSpeech {
 
   private synthesise(text: string, voice: string): Promise<Buffer> {
     // -b 1: the input is UTF-8.
-    const args = ['--stdout', '-b', '1', '-v', voice];
+    const args = ['--stdout', '-b', '1', '-s', String(this.rate), '-v', voice];
     return new Promise<Buffer>((resolve, reject) => {
       const child = spawn(this.binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
       const chunks: Buffer[] = [];

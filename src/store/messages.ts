@@ -38,10 +38,10 @@ export async function lockMessages(db: Db, dialect: Dialect, ids: string[]): Pro
 export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) {
     const values = sql.join(
-      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra})`),
+      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra}, ${m.part_count})`),
     );
     await sql`update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
-        charged = cast(v.column5 as bigint), extra = v.column6
+        charged = cast(v.column5 as bigint), extra = v.column6, part_count = cast(v.column7 as integer)
       from (values ${values}) as v where messages.id = v.column1`.execute(db);
   }
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseWav, readPcm16Mono, writeWav } from '../../src/core/domain/wav.ts';
 import { DEFAULT_VOICE_LANGUAGE, isVoiceLanguage, TtsError, VOICE_LANGUAGES, type VoiceLanguage } from '../../src/core/voice/tts.ts';
 import { checkTtsAvailable, ESPEAK_VOICES, EspeakTts } from '../../src/speech/espeak.ts';
+import { SENTENCES } from './sentences.ts';
 
 const availability = await checkTtsAvailable();
 if (!availability.ok) {
@@ -54,13 +55,13 @@ function assertTelephonyWav(wav: Buffer, durationMs: number): void {
 }
 
 test('VOICE_LANGUAGES, the default and the type guard', () => {
-  assert.deepEqual([...VOICE_LANGUAGES], ['fr-FR', 'en-GB', 'de-DE', 'es-ES']);
+  assert.deepEqual([...VOICE_LANGUAGES], ['fr-FR', 'en-GB', 'de-DE', 'es-ES', 'it-IT', 'pt-PT', 'nl-NL']);
   assert.equal(DEFAULT_VOICE_LANGUAGE, 'fr-FR');
   for (const l of VOICE_LANGUAGES) assert.equal(isVoiceLanguage(l), true, l);
-  for (const l of ['fr', 'FR-fr', 'fr-fr', 'en-US', 'it-IT', '', ' fr-FR', null, undefined, 33, ['fr-FR']]) {
+  for (const l of ['fr', 'FR-fr', 'fr-fr', 'en-US', 'ja-JP', 'pt-BR', '', ' fr-FR', null, undefined, 33, ['fr-FR']]) {
     assert.equal(isVoiceLanguage(l), false, String(l));
   }
-  assert.deepEqual(ESPEAK_VOICES, { 'fr-FR': 'fr', 'en-GB': 'en-gb', 'de-DE': 'de', 'es-ES': 'es' });
+  assert.deepEqual(ESPEAK_VOICES, { 'fr-FR': 'fr', 'en-GB': 'en-gb', 'de-DE': 'de', 'es-ES': 'es', 'it-IT': 'it', 'pt-PT': 'pt', 'nl-NL': 'nl' });
 });
 
 test('a missing espeak-ng binary is reported, not thrown', async () => {
@@ -115,7 +116,7 @@ test('render passes the text on stdin, never as an argument, and resamples the s
 
   assert.equal(readFileSync(stdinLog, 'utf8'), text);
   const args = readFileSync(argsLog, 'utf8').trimEnd().split('\n');
-  assert.deepEqual(args, ['--stdout', '-b', '1', '-v', 'de']);
+  assert.deepEqual(args, ['--stdout', '-b', '1', '-s', '175', '-v', 'de']);
 
   assert.equal(durationMs, 1500);
   assertTelephonyWav(wav, 1500);
@@ -205,28 +206,10 @@ test('EspeakTts rejects nonsensical options', () => {
   assert.throws(() => new EspeakTts({ timeoutMs: -1 }), /timeoutMs/);
   assert.throws(() => new EspeakTts({ sampleRate: 8000.5 }), /sampleRate/);
   assert.throws(() => new EspeakTts({ maxTextLength: 0 }), /maxTextLength/);
+  assert.throws(() => new EspeakTts({ rate: 20 }), /rate must be a whole number of words a minute from 80 to 450/);
 });
 
 // ---- with the real espeak-ng ------------------------------------------------------------------------------
-
-const SENTENCES: Record<VoiceLanguage, { short: string; long: string }> = {
-  'fr-FR': {
-    short: 'Bonjour, votre code est prêt.',
-    long: 'Bonjour, ceci est un message vocal de votre banque. Votre code de confirmation est quatre, deux, sept, neuf. Merci et bonne journée.',
-  },
-  'en-GB': {
-    short: 'Hello, your code is ready.',
-    long: 'Hello, this is a voice message from your bank. Your confirmation code is four, two, seven, nine. Thank you and have a good day.',
-  },
-  'de-DE': {
-    short: 'Hallo, Ihr Code ist bereit.',
-    long: 'Hallo, dies ist eine Sprachnachricht Ihrer Bank. Ihr Bestätigungscode lautet vier, zwei, sieben, neun. Vielen Dank und einen schönen Tag.',
-  },
-  'es-ES': {
-    short: 'Hola, su código está listo.',
-    long: 'Hola, este es un mensaje de voz de su banco. Su código de confirmación es cuatro, dos, siete, nueve. Gracias y que tenga un buen día.',
-  },
-};
 
 test('checkTtsAvailable finds the installed espeak-ng', (t) => {
   if (!availability.ok) return t.skip('espeak-ng not installed');

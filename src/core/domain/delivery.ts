@@ -3,6 +3,14 @@
 /** Calls whose line was busy or that nobody answered are placed this many times in all before they are given up. */
 export const VOICE_CALL_ATTEMPTS = 3;
 
+/** A call is billed per started block of this length. */
+export const VOICE_BILLING_BLOCK_MS = 30_000;
+
+/** Started blocks of 30 s, at least one: what a call of this length is billed. */
+export function voiceBillingUnits(durationMs: number): number {
+  return Math.max(1, Math.ceil(durationMs / VOICE_BILLING_BLOCK_MS));
+}
+
 /** A call that rang busy or was not answered: the person never heard it, and another call may reach them. */
 export function isUnreachedCall(type: string, status: string, detail: string | null | undefined): boolean {
   return type === 'VOICE' && status === 'UNDELIVERED' && (detail === 'BUSY' || detail === 'NO_ANSWER');

@@ -1,4 +1,4 @@
-import { decideReceipt } from '../domain/delivery.ts';
+import { decideReceipt, voiceBillingUnits } from '../domain/delivery.ts';
 import { backoffDelay } from '../domain/retry.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import type { CarrierEvent, InboundEvent, ReceiptEvent } from '../ports.ts';
@@ -83,7 +83,11 @@ export class CarrierEvents {
       const placements = m ? m.attempts + (r.upstreamId !== undefined && m.upstream_id !== r.upstreamId ? 1 : 0) : 1;
       const decision = decideReceipt({ type: m?.type ?? '' }, r, placements, this.policy.callAttempts);
       if (decision.kind === 'retry') retries.push(id);
-      else changes.push({ messageId: id, status: r.status, detail: r.detail ?? null, at: r.at, refund: decision.refund });
+      else {
+        // An answered call is billed on how long it was answered, not on its recording.
+        const billedUnits = r.status === 'DELIVERED' && r.answeredMs !== undefined ? voiceBillingUnits(r.answeredMs) : undefined;
+        changes.push({ messageId: id, status: r.status, detail: r.detail ?? null, at: r.at, refund: decision.refund, ...(billedUnits !== undefined && { billedUnits }) });
+      }
     }
     if (changes.length > 0) await this.messaging.updateStatuses(changes);
     if (retries.length > 0) await this.messaging.placeAgain(retries, Date.now() + this.policy.callRetryMs);

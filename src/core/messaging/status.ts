@@ -16,6 +16,11 @@ export interface StatusChange {
   refund?: boolean;
   /** Fields to set with the change (e.g. a fallback message id in `extra`). */
   extra?: Record<string, unknown>;
+  /**
+   * A voice call's units as answered (started 30 s): fewer than charged at accept gives the difference back; never
+   * more than was charged at accept, which is the most a call costs.
+   */
+  billedUnits?: number;
 }
 
 export interface AppliedChanges {
@@ -42,7 +47,7 @@ export async function applyStatusChanges(
   const events: MessageEventRow[] = [];
   const ignored: StatusChange[] = [];
   const touched = new Map<string, MessageRow>();
-  const refunds: MessageRow[] = [];
+  const refunds: Array<{ m: MessageRow; amount: number; description: string }> = [];
 
   for (const c of [...changes].sort((a, b) => a.at - b.at)) {
     const m = messages.get(c.messageId);
@@ -60,8 +65,17 @@ export async function applyStatusChanges(
     if (c.extra) m.extra = JSON.stringify({ ...(m.extra ? JSON.parse(m.extra) : {}), ...c.extra });
     if (c.refund && m.charged > 0) {
       rollups.add({ ...key, status: c.status }, -units, 0, -m.charged);
-      refunds.push({ ...m });
+      const description = `Refund: ${m.type} message ${m.status.toLowerCase()}${m.status_detail ? ` (${m.status_detail})` : ''}`;
+      refunds.push({ m: { ...m }, amount: m.charged, description });
       m.charged = 0;
+    } else if (c.billedUnits !== undefined && m.type === 'VOICE' && m.charged > 0 && c.billedUnits > 0 && c.billedUnits < m.part_count) {
+      const kept = Math.round((m.charged * c.billedUnits) / m.part_count);
+      const back = m.charged - kept;
+      rollups.add({ ...key, status: c.status }, c.billedUnits - m.part_count, 0, -back);
+      const description = `Refund: VOICE call answered for ${c.billedUnits} of the ${m.part_count} started 30 s charged`;
+      refunds.push({ m: { ...m }, amount: back, description });
+      m.charged = kept;
+      m.part_count = c.billedUnits;
     }
     touched.set(m.id, m);
     events.push({
@@ -80,17 +94,17 @@ export async function applyStatusChanges(
   await writeStatuses(db, [...touched.values()]);
   // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
   // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
-  const byPayer = new Map<string, MessageRow[]>();
-  for (const m of refunds) byPayer.set(m.payer_id, [...(byPayer.get(m.payer_id) ?? []), m]);
+  const byPayer = new Map<string, typeof refunds>();
+  for (const r of refunds) byPayer.set(r.m.payer_id, [...(byPayer.get(r.m.payer_id) ?? []), r]);
   for (const payer of [...byPayer.keys()].sort()) {
     await applyCredits(
       db,
       payer,
-      byPayer.get(payer)!.map((m) => ({
-        amount: m.charged,
+      byPayer.get(payer)!.map(({ m, amount, description }) => ({
+        amount,
         kind: 'REFUND' as const,
         reference: m.ref_client,
-        description: `Refund: ${m.type} message ${m.status.toLowerCase()}${m.status_detail ? ` (${m.status_detail})` : ''}`,
+        description,
         messageId: m.id,
         at: m.status_at,
       })),

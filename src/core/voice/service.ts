@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { voiceBillingUnits } from '../domain/delivery.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import type { RequestedDate } from '../domain/dates.ts';
 import { type CountryCode, describeNumber } from '../domain/phone.ts';
@@ -19,6 +20,7 @@ import {
   type VoiceLanguage,
 } from './tts.ts';
 import { fail } from '../errors.ts';
+import { readAloud } from './reading.ts';
 import type { PreparedMessage } from '../messaging/accept.ts';
 import { outboundMessageRow } from '../messaging/message-row.ts';
 import type { MessagingService } from '../messaging/service.ts';
@@ -34,8 +36,6 @@ import {
 
 export const MAX_VOICE_TEXT_LENGTH = 160;
 export const MAX_VOICE_TITLE_LENGTH = 160;
-/** A call is billed per started block of this length. */
-export const VOICE_BILLING_BLOCK_MS = 30_000;
 export const MAX_VOICE_GROUP_RECIPIENTS = 10_000;
 
 /** Spoken before the message when the sender gives no title. */
@@ -44,6 +44,9 @@ export const DEFAULT_VOICE_TITLES: Readonly<Record<VoiceLanguage, string>> = {
   'en-GB': 'Hello, here is a voice message.',
   'de-DE': 'Guten Tag, hier ist eine Sprachnachricht.',
   'es-ES': 'Hola, este es un mensaje de voz.',
+  'it-IT': 'Buongiorno, ecco un messaggio vocale.',
+  'pt-PT': 'Olá, esta é uma mensagem de voz.',
+  'nl-NL': 'Goedendag, dit is een spraakbericht.',
 };
 
 export interface VoiceSendInput {
@@ -65,12 +68,15 @@ export interface VoiceSendInput {
   defaultCountry?: CountryCode;
   /** Extra fields of the message object. */
   extra?: Record<string, unknown>;
+  /**
+   * What the message shows instead of `text`, which is then only spoken (a one-time password's code hidden): its
+   * body says `masked: true`, and connectors are given the spoken text.
+   */
+  maskedText?: string;
 }
 
-/** Started blocks of 30 s: what an answered call listened to in full is billed. */
-export function voiceBillingUnits(durationMs: number): number {
-  return Math.max(1, Math.ceil(durationMs / VOICE_BILLING_BLOCK_MS));
-}
+// An answered call listened to in full is billed on its recording's length at accept (see core/domain/delivery.ts).
+export { VOICE_BILLING_BLOCK_MS, voiceBillingUnits } from '../domain/delivery.ts';
 
 /** What the call says: the title, then the message, with a pause between them. */
 export function spokenText(title: string, text: string): string {
@@ -92,6 +98,7 @@ interface CheckedVoice {
  */
 export class VoiceService {
   private availability: TtsAvailability | null = null;
+  private checking: Promise<TtsAvailability> | null = null;
 
   constructor(
     private readonly store: Store,
@@ -100,11 +107,29 @@ export class VoiceService {
     private readonly logger: Logger,
   ) {}
 
-  /** Checks once that espeak-ng can speak every supported language; logs a warning naming the problem if not. */
-  async checkAvailability(check: () => Promise<TtsAvailability> = () => this.tts.availability()): Promise<TtsAvailability> {
-    this.availability = await check();
+  /**
+   * Checks that the synthesiser can speak every supported language; logs a warning naming the problem if not.
+   * Voice sends made while the check runs wait for it.
+   */
+  checkAvailability(check: () => Promise<TtsAvailability> = () => this.tts.availability()): Promise<TtsAvailability> {
+    const checking = this.runCheck(check);
+    this.checking = checking;
+    void checking.finally(() => {
+      if (this.checking === checking) this.checking = null;
+    });
+    return checking;
+  }
+
+  private async runCheck(check: () => Promise<TtsAvailability>): Promise<TtsAvailability> {
+    let availability: TtsAvailability;
+    try {
+      availability = await check();
+    } catch (err) {
+      availability = { ok: false, reason: (err as Error).message };
+    }
+    this.availability = availability;
     if (this.availability.ok) {
-      this.logger.info({ version: this.availability.version }, 'text-to-speech ready (espeak-ng)');
+      this.logger.info({ engine: this.tts.name, version: this.availability.version }, `text-to-speech ready (${this.tts.name})`);
     } else {
       this.logger.warn(
         { reason: this.availability.reason },
@@ -116,6 +141,12 @@ export class VoiceService {
 
   get ttsAvailability(): TtsAvailability | null {
     return this.availability;
+  }
+
+  /** Waits for a check under way, then releases the synthesiser (its worker threads). */
+  async close(): Promise<void> {
+    await this.checking?.catch(() => undefined);
+    await this.tts.close();
   }
 
   private check(input: VoiceSendInput): CheckedVoice {
@@ -133,11 +164,12 @@ export class VoiceService {
 
   /** Renders the speech; an unusable synthesiser is 503 (`UNAVAILABLE`), naming the problem. */
   private async render(v: CheckedVoice): Promise<RenderedSpeech> {
+    if (this.checking) await this.checking;
     if (this.availability && !this.availability.ok) {
       fail('UNAVAILABLE', `text-to-speech is unavailable: ${this.availability.reason}`);
     }
     try {
-      return await this.tts.render(spokenText(v.title, v.text), v.language);
+      return await this.tts.render(readAloud(spokenText(v.title, v.text), v.language), v.language);
     } catch (err) {
       if (err instanceof TtsError) {
         this.logger.error({ err }, 'text-to-speech failed');
@@ -181,7 +213,7 @@ export class VoiceService {
         type: 'VOICE',
         recipient,
         sender,
-        body: { text: v.text, title: v.title, language: v.language },
+        body: input.maskedText === undefined ? { text: v.text, title: v.title, language: v.language } : { text: input.maskedText, title: v.title, language: v.language, masked: true },
         units,
         length: v.text.length,
         price,
@@ -266,9 +298,17 @@ export class VoiceService {
     return describeNumber(recipient).valid ? networkLookup(recipient) : null;
   }
 
+  /** The recording a call plays, for the connector placing it; null when the message has none (any more). */
+  async callAudio(messageId: string): Promise<VoiceAudio | null> {
+    return findVoiceAudio(this.store.db, messageId);
+  }
+
   /** The WAV a voice message plays; 404 when the message is not one of these channels' voice messages. */
   async audio(messageId: string, channelIds: string[]): Promise<{ message: MessageRow; audio: VoiceAudio }> {
     const message = await this.messaging.get(messageId, channelIds, 'VOICE');
+    if ((JSON.parse(message.body) as { masked?: unknown }).masked === true) {
+      fail('NOT_FOUND', `message ${messageId} reads out a one-time password: its audio is only played to the person called`);
+    }
     const audio = await findVoiceAudio(this.store.db, messageId);
     if (!audio) fail('NOT_FOUND', `message ${messageId} has no audio`);
     return { message, audio };

@@ -1,5 +1,5 @@
 /** Text-to-speech as the core sees it: the languages voice messages are spoken in, and the synthesiser's port. */
-export const VOICE_LANGUAGES = ['fr-FR', 'en-GB', 'de-DE', 'es-ES'] as const;
+export const VOICE_LANGUAGES = ['fr-FR', 'en-GB', 'de-DE', 'es-ES', 'it-IT', 'pt-PT', 'nl-NL'] as const;
 export type VoiceLanguage = (typeof VOICE_LANGUAGES)[number];
 export const DEFAULT_VOICE_LANGUAGE: VoiceLanguage = 'fr-FR';
 
@@ -10,6 +10,11 @@ export function isVoiceLanguage(value: unknown): value is VoiceLanguage {
 /** Narrow-band telephony: 8 kHz, mono, 16-bit PCM. */
 export const TELEPHONY_SAMPLE_RATE = 8000;
 
+/** Speaking rate in words a minute, for every engine: eSpeak NG's own default, and the range it accepts. */
+export const DEFAULT_SPEECH_RATE = 175;
+export const MIN_SPEECH_RATE = 80;
+export const MAX_SPEECH_RATE = 450;
+
 export interface RenderedSpeech {
   /** A complete WAVE file. */
   wav: Buffer;
@@ -18,16 +23,20 @@ export interface RenderedSpeech {
 
 /** A speech synthesiser: renders text as telephony WAV audio. */
 export interface TextToSpeech {
+  /** The engine, as the log names it. */
+  readonly name: string;
   render(text: string, language: VoiceLanguage): Promise<RenderedSpeech>;
   /** Whether it can speak every supported language here, or why not. */
   availability(): Promise<TtsAvailability>;
+  /** Releases what it holds (worker threads). */
+  close(): Promise<void>;
 }
 
 export type TtsErrorCode =
   | 'EMPTY_TEXT' // nothing to say
   | 'TEXT_TOO_LONG'
   | 'UNSUPPORTED_LANGUAGE'
-  | 'UNAVAILABLE' // the synthesiser program could not be started
+  | 'UNAVAILABLE' // the synthesiser could not be started or loaded
   | 'TIMEOUT'
   | 'FAILED' // the synthesiser ran and reported an error
   | 'BAD_OUTPUT'; // the synthesiser's output is not usable audio

@@ -400,7 +400,7 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ ...ok, message: '' }, /message: is required/],
       [{ ...ok, message: 'x'.repeat(161) }, /message: at most 160 characters, got 161/],
-      [{ ...ok, language: 'it-IT' }, /language: must be one of fr-FR, en-GB, de-DE, es-ES/],
+      [{ ...ok, language: 'ja-JP' }, /language: must be one of fr-FR, en-GB, de-DE, es-ES, it-IT, pt-PT, nl-NL/],
       [{ ...ok, title: 't'.repeat(161) }, /title: at most 160 characters/],
       [{ accessToken: t.key, message: 'x' }, /numero: is required/],
       [{ ...ok, numero: '06123' }, /numero "06123": is too short/],
