@@ -47,6 +47,8 @@ export interface ReceiptEvent {
   /** Why (BUSY, NO_ANSWER, INVALID_PHONE_NUMBER…); the core decides what it means (a retry, a refund). */
   detail?: string | null;
   at: number;
+  /** A call: how long it was answered, in ms. The core bills an answered call on it rather than on its recording. */
+  answeredMs?: number;
 }
 
 /** A message from a person to one of the channels' numbers, short codes or agents. */
@@ -92,6 +94,8 @@ export interface ConnectorRecords {
   get(keys: string[]): Promise<Map<string, ConnectorRecord>>;
   /** Creates or replaces records; those with a due time are handed to `Connector.due` when it comes. */
   put(records: ConnectorRecord[]): Promise<void>;
+  /** Up to `limit` records whose key starts with `prefix`, the greatest key first. */
+  list(prefix: string, limit: number): Promise<ConnectorRecord[]>;
 }
 
 /** The minimal logger a connector writes to. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from './db.ts';
+import type { Db, Dialect } from './db.ts';
 import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
 
 /** Operator connections, the routes between them, and the records connectors keep about their work. */
@@ -31,6 +31,24 @@ export async function findRecords(db: Db, connector: string, keys: string[]): Pr
     );
   }
   return out;
+}
+
+/**
+ * Up to `limit` records of a connector whose key starts with `prefix` (not empty), the greatest key first: a range of
+ * the key index, compared byte by byte whatever the database's collation.
+ */
+export function listRecordsByPrefix(db: Db, dialect: Dialect, connector: string, prefix: string, limit: number): Promise<ConnectorRecordRow[]> {
+  const upper = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+  const key = dialect === 'postgres' ? sql<string>`key collate "C"` : sql<string>`key`;
+  return db
+    .selectFrom('connector_records')
+    .selectAll()
+    .where('connector', '=', connector)
+    .where(key, '>=', prefix)
+    .where(key, '<', upper)
+    .orderBy(key, 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** Creates or replaces records; a replaced record keeps its creation time and loses any lease. */

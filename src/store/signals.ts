@@ -3,12 +3,12 @@ import pg from 'pg';
 import type { Db, Dialect } from './schema.ts';
 
 /**
- * The work queues a node can be woken for, `config` for connectors and routes changed by another node, and
- * `organisations` for organisation settings that nodes cache.
+ * The work queues a node can be woken for (`otp`: one-time passwords' timers), `config` for connectors and routes
+ * changed by another node, and `organisations` for organisation settings that nodes cache.
  */
-export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations';
+export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations' | 'otp';
 
-const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations']);
+const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations', 'otp']);
 
 type Listener = () => void;
 

@@ -22,6 +22,7 @@ import {
   simulatedRcsCapable,
   simulatedRcsOffline,
 } from './rcs.ts';
+import { handsetInbox, handsetRecord, heardText } from './handsets.ts';
 import { simulatedOutcome } from './sms.ts';
 import { CALL_REPORTS, simulatedCallOutcome } from './voice.ts';
 
@@ -49,6 +50,8 @@ interface Submission {
   next: 'RECEIPT' | 'READ' | null;
   status?: ReceiptStatus;
   detail?: string;
+  /** What the handset shows or says once the message is delivered (see handsets.ts). */
+  text?: string;
 }
 
 /** A placement's record key: the message id for its first placement, `id:attempt` for the next ones. */
@@ -116,7 +119,8 @@ export class Simulator implements Connector {
         continue;
       }
       const upstreamId = prior?.upstreamId ?? randomBytes(8).toString('hex');
-      const base: Submission = { type: m.type, upstreamId, recipient: m.recipient, accepted: false, duplicates: 0, next: null };
+      const text = heardText(m);
+      const base: Submission = { type: m.type, upstreamId, recipient: m.recipient, accepted: false, duplicates: 0, next: null, ...(text !== null && { text }) };
       const fate = this.fate(m, prior !== undefined);
       if (fate.kind === 'refused') {
         if (!prior) puts.push({ key, data: { ...base }, dueAt: null });
@@ -164,11 +168,13 @@ export class Simulator implements Connector {
   async due(records: ConnectorRecord[], now: number): Promise<ConnectorRecord[]> {
     const events: CarrierEvent[] = [];
     const later: ConnectorRecord[] = [];
+    const received: ConnectorRecord[] = [];
     for (const r of records) {
       const s = r.data as unknown as Submission;
       const messageId = messageIdOf(r.key);
       if (s.next === 'RECEIPT' && s.status) {
         events.push({ kind: 'receipt', connector: this.name, messageId, upstreamId: s.upstreamId, status: s.status, detail: s.detail ?? null, at: now });
+        if (s.status === 'DELIVERED' && s.text !== undefined) received.push(handsetRecord(s.recipient, { text: s.text, type: s.type, messageId }, now));
         if (s.type === 'RCS' && s.status === 'DELIVERED' && !simulatedNeverReads(s.recipient)) {
           later.push({ key: r.key, data: { ...s, next: 'READ' }, dueAt: now + this.settings.readDelayMs });
         }
@@ -176,6 +182,8 @@ export class Simulator implements Connector {
         events.push({ kind: 'receipt', connector: this.name, messageId, upstreamId: s.upstreamId, status: 'READ', at: now });
       }
     }
+    // The handset has the message before the network says it was delivered.
+    if (received.length > 0) await this.context().records.put(received);
     if (events.length > 0) await this.context().emit(events);
     return later;
   }
@@ -198,7 +206,20 @@ export class Simulator implements Connector {
   }
 
   routes(): ConnectorRoute[] {
-    return [{ method: 'POST', path: '/mo', access: 'operator', handle: (req) => this.injectMo(req) }];
+    return [
+      { method: 'POST', path: '/mo', access: 'operator', handle: (req) => this.injectMo(req) },
+      { method: 'GET', path: '/handsets', access: 'operator', handle: (req) => this.handset(req) },
+    ];
+  }
+
+  /** `GET /connectors/{name}/handsets?msisdn=…&limit=…` (operator key): what a number received, newest first. */
+  private async handset(req: ConnectorHttpRequest): Promise<ConnectorHttpResponse> {
+    const msisdn = req.query.msisdn;
+    if (typeof msisdn !== 'string' || !/^\d{8,15}$/.test(msisdn)) return { status: 400, body: { error: 'msisdn: the number in international digits' } };
+    const limit = req.query.limit === undefined ? 20 : Number(req.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return { status: 400, body: { error: 'limit: 1 to 100' } };
+    const items = await handsetInbox(this.context().records, msisdn, limit);
+    return { status: 200, body: { items: items.map((m) => ({ text: m.text, type: m.type, messageId: m.messageId, receivedAt: new Date(m.receivedAt).toISOString() })) } };
   }
 
   /**

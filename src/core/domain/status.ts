@@ -26,7 +26,10 @@ export type StatusDetail =
   | 'NOT_RCS_CAPABLE'
   | 'FALLBACK_SMS'
   | 'BUSY'
-  | 'NO_ANSWER';
+  | 'NO_ANSWER'
+  /** Fraud guards: a destination country the organisation does not send to; too many one-time passwords to a range. */
+  | 'COUNTRY_NOT_ALLOWED'
+  | 'VELOCITY_LIMIT_EXCEEDED';
 
 const NEXT: Record<MessageStatus, readonly MessageStatus[]> = {
   SCHEDULED: ['ENROUTE', 'CANCELLED', 'UNDELIVERABLE', 'UNDELIVERED'],

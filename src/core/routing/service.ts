@@ -12,6 +12,7 @@ import {
   type ConnectorRecordRow,
   findRecords,
   listConnectorRows,
+  listRecordsByPrefix,
   listRouteRows,
   pruneSettledRecords,
   settleRecords,
@@ -146,6 +147,9 @@ export class ConnectorService {
             records.map((r) => ({ connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: null, created_at: now })),
           );
           if (records.some((r) => r.dueAt !== null)) await this.records.wake(store.db);
+        },
+        async list(prefix, limit) {
+          return (await listRecordsByPrefix(store.db, store.dialect, name, prefix, limit)).map(toRecord);
         },
       },
     };

@@ -73,6 +73,8 @@ const ERROR_CODES: Readonly<Record<string, number>> = {
   ORGANISATION_MONTHLY_LIMIT_EXCEEDED: 9,
   SPAM: 10,
   CANCELLED_BY_USER: 11,
+  COUNTRY_NOT_ALLOWED: 12,
+  VELOCITY_LIMIT_EXCEEDED: 13,
 };
 
 /** Any other failure. */

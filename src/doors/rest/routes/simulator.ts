@@ -6,6 +6,7 @@ import { errorResponses, PageQuery, Uuid } from '../schemas.ts';
 import { RCS_LIMITS, RCS_MO_BODY_TYPES } from '../../../core/domain/rcs.ts';
 import { DEFAULT_SIMULATOR } from '../../../core/routing/service.ts';
 import { fail } from '../../../core/errors.ts';
+import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { tagged } from './rcs.ts';
 import { renderMessage } from './sms.ts';
 
@@ -40,6 +41,52 @@ export function simulatorRoutes(app: FastifyInstance, services: Services): void 
         { kind: 'mo', type: 'SMS', from: body.from, to: body.to, body: { text: body.text }, at: Date.now() },
       ]);
       return reply.code(202).send({ status: 'received' });
+    },
+  );
+
+  const HandsetList = Type.Object({
+    items: Type.Array(
+      Type.Object({
+        text: Type.String({ description: 'What the phone shows (SMS, RCS text) or what the call said' }),
+        receivedAt: Type.String(),
+        type: Type.String({ enum: ['SMS', 'RCS', 'VOICE'] }),
+        messageId: Type.String(),
+      }),
+    ),
+  });
+  app.get(
+    '/admin/v1/simulator/handsets/:msisdn/messages',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'What a simulated phone received, newest first',
+        description:
+          'The text of each message the simulated network delivered to the number (a one-time password with its code, as the person reads it), ' +
+          'and what each answered call said.',
+        params: Type.Object({ msisdn: Type.String({ minLength: 1, maxLength: 32 }) }),
+        querystring: Type.Object({ pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) }),
+        response: { 200: HandsetList, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const msisdn = normaliseRecipient((req.params as { msisdn: string }).msisdn, 'path.msisdn');
+      const { pageSize = 20 } = req.query as { pageSize?: number };
+      // The simulated network is every simulator connector (the default ones: SMS and RCS, and voice): their inboxes together.
+      const { connectors } = await services.connectors.definitions();
+      const handsets = connectors
+        .filter((c) => c.kind === 'SIMULATOR' && c.enabled)
+        .flatMap((c) => services.router.connector(c.name)?.routes?.().filter((r) => r.method === 'GET' && r.path === '/handsets') ?? []);
+      if (handsets.length === 0) fail('NOT_FOUND', 'the simulated network is not running (no SIMULATOR connector)');
+      type Item = Static<typeof HandsetList>['items'][number];
+      const items: Item[] = [];
+      for (const route of handsets) {
+        const answer = await route.handle({ method: 'GET', path: '/handsets', query: { msisdn, limit: String(pageSize) }, headers: {}, body: undefined, rawBody: '' });
+        if (answer.status !== 200) fail('INVALID_REQUEST', String((answer.body as { error?: unknown } | undefined)?.error ?? 'refused by the simulator'));
+        items.push(...(answer.body as { items: Item[] }).items);
+      }
+      items.sort((a, b) => (a.receivedAt < b.receivedAt ? 1 : a.receivedAt > b.receivedAt ? -1 : 0));
+      return { items: items.slice(0, pageSize) };
     },
   );
 
