@@ -66,6 +66,8 @@ export interface StoreOptions {
    * the machine's power) or FULL (an fsync per commit: survives a power loss too, at a cost per commit).
    */
   sqliteSynchronous?: 'NORMAL' | 'FULL';
+  /** false: open as it is, without applying migrations (`tern doctor`, `tern migrate` reading what is pending). */
+  migrate?: boolean;
 }
 
 function openSqlite(path: string, nodeId: string, options: StoreOptions): Store {
@@ -166,7 +168,7 @@ export async function openStore(databaseUrl: string, nodeId = `node-${process.pi
     ? openSqlite(databaseUrl.slice('sqlite:'.length), nodeId, options)
     : openPostgres(databaseUrl, nodeId);
   try {
-    await migrate(store);
+    if (options.migrate !== false) await migrate(store);
     await store.listen?.();
   } catch (err) {
     await store.close();

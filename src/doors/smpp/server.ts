@@ -69,6 +69,17 @@ export interface SmppServer {
   deliver(principalKey: string, pdus: DeliverSmFields | DeliverSmFields[]): Promise<boolean>;
   /** Sessions bound (or binding) for a principal, or for all. */
   sessionCount(principalKey?: string): number;
+  /** The sessions bound on this node, of a principal or of all. */
+  sessions(principalKey?: string): SmppSessionInfo[];
+}
+
+export interface SmppSessionInfo {
+  principalKey: string;
+  systemId: string;
+  mode: BindMode;
+  remoteAddress: string;
+  secure: boolean;
+  boundAt: number;
 }
 
 const BIND_MODE: Readonly<Record<string, BindMode>> = {
@@ -81,6 +92,8 @@ interface Conn<P> {
   session: SmppSession;
   principal?: P;
   mode?: BindMode;
+  boundAt?: number;
+  secure?: boolean;
 }
 
 interface ConcatMeta<P> {
@@ -177,6 +190,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     byPrincipal.set(p.key, bound);
     conn.principal = p;
     conn.mode = mode;
+    conn.boundAt = now();
     metric('smpp_binds_total', { system_id: p.systemId, mode });
     sessionsGauge(p);
     log.info({ systemId, mode, remote: conn.session.remoteAddress }, 'smpp bound');
@@ -375,7 +389,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       ...(options.maxConcurrentRequests !== undefined && { maxConcurrentRequests: options.maxConcurrentRequests }),
       ...(options.bindTimeoutMs !== undefined && { bindTimeoutMs: options.bindTimeoutMs }),
     });
-    const conn: Conn<P> = { session };
+    const conn: Conn<P> = { session, secure };
     conns.add(conn);
     session.setHandler((pdu) => onRequest(conn, pdu));
     session.on('bound', () => {
@@ -484,6 +498,19 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       let n = 0;
       for (const set of byPrincipal.values()) n += set.size;
       return n;
+    },
+    sessions(principalKey) {
+      const sets = principalKey !== undefined ? [byPrincipal.get(principalKey) ?? new Set<Conn<P>>()] : [...byPrincipal.values()];
+      return sets.flatMap((set) =>
+        [...set].map((c) => ({
+          principalKey: c.principal!.key,
+          systemId: c.principal!.systemId,
+          mode: c.mode!,
+          remoteAddress: c.session.remoteAddress,
+          secure: c.secure === true,
+          boundAt: c.boundAt!,
+        })),
+      );
     },
   };
 }

@@ -5,14 +5,15 @@ import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
 import { authorize, baseUrl } from '../access.ts';
-import { errorResponses, IdParams } from '../schemas.ts';
+import { errorResponses, IdParams, Nullable } from '../schemas.ts';
 import { ChannelView, channelView } from '../views.ts';
 import { channelPatchFrom } from './admin.ts';
 
+// Nullable, not a union with null: ajv's coercion would read a null as "" in the string branch, and null removes a value.
 const ChannelCustomerPatch = Type.Object({
-  defaultFromField: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 20 }), Type.Null()])),
-  defaultCallbackUrlStatus: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  defaultCallbackUrlMo: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  defaultFromField: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 20 }))),
+  defaultCallbackUrlStatus: Type.Optional(Nullable(Type.String())),
+  defaultCallbackUrlMo: Type.Optional(Nullable(Type.String())),
 });
 
 const WebhookSecretView = Type.Object({

@@ -6,7 +6,7 @@ import { MAX_ALLOWED_IPS, MAX_PASSWORD_LENGTH, MAX_SYSTEM_ID_LENGTH } from '../.
 import type { SmppCredential } from '../../../core/types.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 
-const SmppCredentialCreate = Type.Object(
+export const SmppCredentialCreate = Type.Object(
   {
     systemId: Type.String({ minLength: 1, maxLength: MAX_SYSTEM_ID_LENGTH, description: 'SMPP system_id, unique across Tern' }),
     password: Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH, description: 'SMPP password (stored hashed, never returned)' }),
@@ -22,7 +22,7 @@ const SmppCredentialCreate = Type.Object(
   { additionalProperties: false },
 );
 
-const SmppCredentialView = Type.Object({
+export const SmppCredentialView = Type.Object({
   smppCredentialId: Type.String(),
   systemId: Type.String(),
   channelId: Type.String(),
@@ -34,7 +34,7 @@ const SmppCredentialView = Type.Object({
   creationDate: Type.String(),
 });
 
-function view(c: SmppCredential): Static<typeof SmppCredentialView> {
+export function smppCredentialView(c: SmppCredential): Static<typeof SmppCredentialView> {
   return {
     smppCredentialId: c.id,
     systemId: c.systemId,
@@ -70,7 +70,7 @@ export function smppAdminRoutes(app: FastifyInstance, services: Services): void 
       const { id } = req.params as { id: string };
       const body = req.body as Static<typeof SmppCredentialCreate>;
       const created = await underField('body.', () => credentials.create(id, body));
-      return reply.code(201).send(view(created));
+      return reply.code(201).send(smppCredentialView(created));
     },
   );
 
@@ -87,7 +87,7 @@ export function smppAdminRoutes(app: FastifyInstance, services: Services): void 
     },
     async (req) => {
       const { id } = req.params as { id: string };
-      return { items: (await credentials.list(id)).map(view) };
+      return { items: (await credentials.list(id)).map(smppCredentialView) };
     },
   );
 
@@ -102,6 +102,6 @@ export function smppAdminRoutes(app: FastifyInstance, services: Services): void 
         response: { 200: SmppCredentialView, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (req) => view(await credentials.delete((req.params as { id: string }).id)),
+    async (req) => smppCredentialView(await credentials.delete((req.params as { id: string }).id)),
   );
 }

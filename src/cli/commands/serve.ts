@@ -1,0 +1,57 @@
+import type { Io } from '../io.ts';
+
+/**
+ * `tern serve [--demo]`: the server in this process, until SIGTERM or SIGINT. Its modules are loaded only here,
+ * so that the other commands start fast.
+ */
+export async function serve(io: Io, opts: { demo?: boolean }): Promise<void> {
+  const { createApp } = await import('../../app.ts');
+  const { ConfigError, loadConfig } = await import('../../config.ts');
+  const { createOutput } = await import('../../log-format.ts');
+  const { startupAnnouncements } = await import('../../startup-report.ts');
+  const demo = opts.demo === true;
+  const env = { ...io.env };
+  if (demo && env.TERN_WEBHOOK_ALLOW_PRIVATE === undefined) env.TERN_WEBHOOK_ALLOW_PRIVATE = 'true';
+  try {
+    const config = loadConfig(env);
+    const output = createOutput(config);
+    const app = await createApp(config, { demo, logger: output.logger });
+    const log = app.logger;
+    if (demo && config.webhookAllowPrivate) {
+      log.warn('demo profile: webhooks to private and loopback addresses are allowed (TERN_WEBHOOK_ALLOW_PRIVATE=true)');
+    }
+    const { httpPort, httpsPort } = await app.start();
+    const base = config.publicUrl ?? `http://localhost:${httpPort}`;
+    const https = httpsPort === undefined ? '' : ` and https://localhost:${httpsPort}`;
+    log.info(
+      { httpPort, ...(httpsPort !== undefined && { httpsPort }), database: app.store.dialect },
+      `Tern listening on ${base}${https} (console: ${base}/console/, API docs: ${base}/docs)`,
+    );
+    const facts = { base, adminKey: app.adminKey, adminKeyConfigured: config.adminKey !== null, demo: app.demo };
+    for (const a of startupAnnouncements(facts)) output.announce(a.msg, a.fields, a.lines);
+
+    let stopping = false;
+    const shutdown = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping: draining work in flight');
+      try {
+        await app.stop();
+        log.info('stopped');
+        process.exit(0);
+      } catch (err) {
+        log.error({ err }, 'error while stopping');
+        process.exit(1);
+      }
+    };
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    process.on('SIGINT', () => void shutdown('SIGINT'));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`tern: ${err.message}\n`);
+      process.exit(78);
+    }
+    io.stderr.write(`tern: failed to start: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  }
+}
