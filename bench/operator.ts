@@ -10,7 +10,8 @@
  */
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { BENCH_ADMIN_KEY, benchTenant, printTable, processCpuMs, progress, type Row, serverRssMb, startBenchServer } from './support.ts';
+import { int, printResults, type Result } from './report.ts';
+import { BENCH_ADMIN_KEY, benchTenant, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_OPERATOR_MESSAGES ?? 20_000);
 const RATE = Number(process.env.BENCH_OPERATOR_RATE ?? 500);
@@ -74,7 +75,7 @@ function percentile(rows: Delivered[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-export async function runOperatorBench(): Promise<Row[]> {
+export async function runOperatorBench(): Promise<Result[]> {
   const b = await startBenchServer();
   const a = await startBenchServer({ TERN_SECRET_KEY: 'bench-operator-secret-key-0123456789abcdef' });
   try {
@@ -111,22 +112,23 @@ export async function runOperatorBench(): Promise<Row[]> {
     const steadyStart = Date.now();
     await post(a.url, onA.key, { amount: steady, rate: RATE, series: 2 });
     const paced = await waitDelivered(a.dbPath, steadyStart, steady);
+    const sqliteOnly = 'SQLite only (the case reads the servers\' SQLite files)';
     return [
       {
         case: `operator: ${MESSAGES} REST on A → SMPP → B → receipt → DELIVERED on A`,
-        'req/s': Math.round((bulk.length / Math.max(1, last - first)) * 1000),
-        'p50 ms': Math.round(percentile(bulk, 50)),
-        'p99 ms': Math.round(percentile(bulk, 99)),
-        'RSS MB': rss,
-        note: `${BINDS} binds, window ${WINDOW}; accepting took ${((accepted - started) / 1000).toFixed(1)} s; ${bulk.length} delivered; ${cpuNote}`,
+        sqlite: {
+          text: `${int((bulk.length / Math.max(1, last - first)) * 1000)} msg/s, p50 ${Math.round(percentile(bulk, 50))} ms, p99 ${Math.round(percentile(bulk, 99))} ms`,
+          note: `${BINDS} binds, window ${WINDOW}; accepting took ${((accepted - started) / 1000).toFixed(1)} s; ${bulk.length} delivered; ${cpuNote}; RSS ${rss} MB`,
+        },
+        postgres: sqliteOnly,
       },
       {
         case: `operator at ${RATE} msg/s: accept on A → DELIVERED on A`,
-        'req/s': RATE,
-        'p50 ms': Math.round(percentile(paced, 50)),
-        'p99 ms': Math.round(percentile(paced, 99)),
-        'RSS MB': await serverRssMb(a.url),
-        note: `${paced.length} of ${steady} delivered`,
+        sqlite: {
+          text: `p50 ${Math.round(percentile(paced, 50))} ms, p99 ${Math.round(percentile(paced, 99))} ms`,
+          note: `${paced.length} of ${steady} delivered; RSS ${await serverRssMb(a.url)} MB`,
+        },
+        postgres: sqliteOnly,
       },
     ];
   } finally {
@@ -137,7 +139,7 @@ export async function runOperatorBench(): Promise<Row[]> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   runOperatorBench()
-    .then((rows) => printTable(rows))
+    .then((results) => printResults(results))
     .catch((err) => {
       console.error(err);
       process.exit(1);

@@ -1,21 +1,33 @@
 /**
- * SMPP case of `npm run bench` (also runnable alone: `node --import tsx bench/smpp.ts`): one transceiver with a
- * window of 100 submits BENCH_SMPP_MESSAGES (50,000) messages asking for receipts to a fresh Tern; it reports
- * submits/s with p50/p99 from submit_sm to submit_sm_resp, and receipts/s as they come back as deliver_sm on the
- * same session. As a baseline, the same client and window against the `smpp` package's own server, which answers
- * every submit_sm at once without doing anything.
+ * SMPP cases of `npm run bench` (`npm run bench smpp`, or `node --import tsx bench/smpp.ts` alone). On each database,
+ * Tern is started on a database already holding BENCH_RSS_STORED_MESSAGES (1,000,000) messages (fill.ts); one
+ * transceiver with a window of 100 submits BENCH_SMPP_MESSAGES (50,000) messages asking for receipts: submits/s with
+ * p50/p99 from submit_sm to submit_sm_resp, and receipts/s as they come back as deliver_sm on the same session. Then
+ * the server is left idle BENCH_IDLE_SECONDS (600) and its resident memory read at the start and the end of it.
+ * As a baseline, the same client and window against the `smpp` package's own server, which answers every
+ * submit_sm at once without doing anything.
  */
 import { once } from 'node:events';
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import smpp from 'smpp';
 import { encodeGsm7 } from '../src/core/domain/text.ts';
-import { api as adminApi, printTable, type Row, serverRssMb, startBenchServer } from './support.ts';
+import type { Dialect } from './databases.ts';
+import { freshFill } from './fill.ts';
+import { type Figure, int, ms, NO_DATABASE, onEachDatabase, printResults, type Result } from './report.ts';
+import { api as adminApi, processRssMb, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_SMPP_MESSAGES ?? 50_000);
+const STORED = Number(process.env.BENCH_RSS_STORED_MESSAGES ?? 1_000_000);
+const IDLE_S = Number(process.env.BENCH_IDLE_SECONDS ?? 600);
 const WINDOW = 100;
 const ADMIN_KEY = 'bench-smpp-admin-key-0123456789';
 const RECEIPT_WAIT_MS = 600_000;
+const TARGET_SUBMIT_RATIO = 0.5;
+const TARGET_RECEIPT_RATIO = 0.9;
+const TARGET_RSS_MB = 300;
+/** Flat: the resident memory at the end of the idle time is at most this much above the start. */
+const FLAT_GROWTH = 0.05;
 
 interface PumpResult {
   elapsedMs: number;
@@ -85,67 +97,89 @@ const submitFields = (text: Buffer) => (i: number) => ({
   short_message: text,
 });
 
-async function ternCase(): Promise<Row[]> {
-  const server = await startBenchServer({ TERN_ADMIN_KEY: ADMIN_KEY });
+interface TernSmpp {
+  submit: ReturnType<typeof summary>;
+  submitMs: number;
+  accepted: number;
+  receipts: number;
+  receiptRate: number;
+  firstReceiptS: number;
+  lastReceiptS: number;
+  rssAfterSubmits: number;
+  idle: { startMb: number; endMb: number; maxMb: number; seconds: number };
+}
+
+async function ternCase(dialect: Dialect): Promise<TernSmpp> {
+  const filled = await freshFill(dialect, STORED);
   try {
-    const org = await api(server.url, 'POST', '/admin/v1/organisations', { name: 'SMPP bench' });
-    const channel = await api(server.url, 'POST', `/admin/v1/organisations/${org.organisationId}/channels`, {
-      name: 'SMPP bench',
-      type: 'SMS',
-      flow: 'TRANSACTIONAL',
-    });
-    await api(server.url, 'POST', `/admin/v1/organisations/${org.organisationId}/credit`, { amount: 1_000_000 });
-    await api(server.url, 'POST', `/admin/v1/channels/${channel.channelId}/smpp-credentials`, { systemId: 'bench', password: 'bench' });
-    const session = await connectClient(server.smppPort, 'bench', 'bench');
-    let receipts = 0;
-    let firstReceiptAt = 0;
-    let lastReceiptAt = 0;
-    session.on('deliver_sm', (pdu: smpp.PDU) => {
-      session.send(pdu.response());
-      if ((Number(pdu['esm_class']) & 0x04) === 0) return;
-      const now = performance.now();
-      if (receipts === 0) firstReceiptAt = now;
-      lastReceiptAt = now;
-      receipts++;
-    });
-    const started = performance.now();
-    const result = await pump(session, MESSAGES, WINDOW, submitFields(encodeGsm7('Your verification code is 123456.')));
-    const submitted = performance.now();
-    const accepted = MESSAGES - [...result.errors.values()].reduce((a, n) => a + n, 0);
-    const rssAfterSubmits = await serverRssMb(server.url);
-    while (receipts < accepted && performance.now() - started < RECEIPT_WAIT_MS) await new Promise((r) => setTimeout(r, 100));
-    const s = summary(result, MESSAGES);
-    const receiptSpan = (lastReceiptAt - started) / 1000;
-    const rows: Row[] = [
-      {
-        case: `SMPP submit_sm → submit_sm_resp, 1 transceiver, window ${WINDOW}, ${MESSAGES} messages`,
-        'req/s': s.rate,
-        'p50 ms': s.p50,
-        'p99 ms': s.p99,
-        'RSS MB': rssAfterSubmits,
-        note: `${s.errors}; all answered after ${((submitted - started) / 1000).toFixed(1)} s`,
-      },
-      {
-        case: 'SMPP receipts: deliver_sm to the same transceiver (submit → DELIVERED → receipt)',
-        'req/s': receiptSpan > 0 ? Math.round(receipts / receiptSpan) : 0,
-        'p50 ms': '-',
-        'p99 ms': '-',
-        'RSS MB': await serverRssMb(server.url),
-        note: `${receipts} of ${accepted} receipts, last one ${receiptSpan.toFixed(1)} s after the first submit (first after ${((firstReceiptAt - started) / 1000).toFixed(1)} s)`,
-      },
-    ];
-    session.close();
-    return rows;
+    const server = await startBenchServer({ TERN_ADMIN_KEY: ADMIN_KEY, TERN_RETENTION_DAYS: '36500' }, { dialect, databaseUrl: filled.databaseUrl });
+    try {
+      return await submitAndIdle(server, dialect);
+    } finally {
+      await server.stop();
+    }
   } finally {
-    await server.stop();
+    await filled.discard();
   }
 }
 
+async function submitAndIdle(server: Awaited<ReturnType<typeof startBenchServer>>, dialect: Dialect): Promise<TernSmpp> {
+  const org = await api(server.url, 'POST', '/admin/v1/organisations', { name: 'SMPP bench' });
+  const channel = await api(server.url, 'POST', `/admin/v1/organisations/${org.organisationId}/channels`, {
+    name: 'SMPP bench',
+    type: 'SMS',
+    flow: 'TRANSACTIONAL',
+  });
+  await api(server.url, 'POST', `/admin/v1/organisations/${org.organisationId}/credit`, { amount: 1_000_000 });
+  await api(server.url, 'POST', `/admin/v1/channels/${channel.channelId}/smpp-credentials`, { systemId: 'bench', password: 'bench' });
+  const session = await connectClient(server.smppPort, 'bench', 'bench');
+  let receipts = 0;
+  let firstReceiptAt = 0;
+  let lastReceiptAt = 0;
+  session.on('deliver_sm', (pdu: smpp.PDU) => {
+    session.send(pdu.response());
+    if ((Number(pdu['esm_class']) & 0x04) === 0) return;
+    const now = performance.now();
+    if (receipts === 0) firstReceiptAt = now;
+    lastReceiptAt = now;
+    receipts++;
+  });
+  progress(`SMPP on ${dialect}: ${MESSAGES} submits, window ${WINDOW}, ${STORED.toLocaleString('en-US')} messages stored`);
+  const started = performance.now();
+  const result = await pump(session, MESSAGES, WINDOW, submitFields(encodeGsm7('Your verification code is 123456.')));
+  const accepted = MESSAGES - [...result.errors.values()].reduce((a, n) => a + n, 0);
+  const rssAfterSubmits = await serverRssMb(server.url);
+  while (receipts < accepted && performance.now() - started < RECEIPT_WAIT_MS) await new Promise((r) => setTimeout(r, 100));
+  await new Promise<void>((resolve) => session.close(() => resolve()));
+  const receiptSpan = (lastReceiptAt - started) / 1000;
+
+  progress(`idle for ${IDLE_S} s on ${dialect}`);
+  const rss = () => processRssMb(server.process.pid) ?? 0;
+  const startMb = rss();
+  let maxMb = startMb;
+  const idleStart = performance.now();
+  while (performance.now() - idleStart < IDLE_S * 1000) {
+    await new Promise((r) => setTimeout(r, Math.min(5_000, IDLE_S * 1000 - (performance.now() - idleStart))));
+    maxMb = Math.max(maxMb, rss());
+  }
+  const endMb = rss();
+  return {
+    submit: summary(result, MESSAGES),
+    submitMs: result.elapsedMs,
+    accepted,
+    receipts,
+    receiptRate: receiptSpan > 0 ? receipts / receiptSpan : 0,
+    firstReceiptS: (firstReceiptAt - started) / 1000,
+    lastReceiptS: receiptSpan,
+    rssAfterSubmits,
+    idle: { startMb, endMb, maxMb: Math.max(maxMb, endMb), seconds: IDLE_S },
+  };
+}
+
 /** The `smpp` package's server answering every submit_sm at once: the codec and loopback ceiling. */
-async function baselineCase(): Promise<Row> {
+async function baselineCase(): Promise<ReturnType<typeof summary>> {
   let ids = 0;
-  const createServer = (smpp as unknown as { createServer(listener: (s: smpp.Session) => void): net.Server }).createServer;
-  const server = createServer((s) => {
+  const server = smpp.createServer({}, (s) => {
     s.on('error', () => {});
     s.on('bind_transceiver', (pdu: smpp.PDU) => s.send(pdu.response()));
     s.on('enquire_link', (pdu: smpp.PDU) => s.send(pdu.response()));
@@ -155,34 +189,77 @@ async function baselineCase(): Promise<Row> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
   try {
+    progress(`SMPP baseline: smpp package client ↔ server, ${MESSAGES} submits`);
     const session = await connectClient(port, 'bench', 'bench');
     const result = await pump(session, MESSAGES, WINDOW, submitFields(encodeGsm7('Your verification code is 123456.')));
     session.close();
-    const s = summary(result, MESSAGES);
-    return {
-      case: `baseline: smpp package client ↔ smpp package server, window ${WINDOW}, ${MESSAGES} submits`,
-      'req/s': s.rate,
-      'p50 ms': s.p50,
-      'p99 ms': s.p99,
-      'RSS MB': '-',
-      note: `${s.errors}; the server stores nothing`,
-    };
+    return summary(result, MESSAGES);
   } finally {
     server.close();
   }
 }
 
-export async function runSmppBench(): Promise<Array<Record<string, string | number>>> {
+const submitText = (s: ReturnType<typeof summary>) => `${int(s.rate)} submits/s, p50 ${ms(s.p50)} ms, p99 ${ms(s.p99)} ms`;
+
+export async function runSmppBench(): Promise<Result[]> {
   const baseline = await baselineCase();
-  const tern = await ternCase();
-  return [...tern, baseline];
+  const { cells } = await onEachDatabase(ternCase);
+  const stored = STORED.toLocaleString('en-US');
+  const idleFigure = (t: TernSmpp): Figure => {
+    const { startMb, endMb, maxMb, seconds } = t.idle;
+    const flat = endMb <= startMb * (1 + FLAT_GROWTH);
+    const shortened = seconds < 600 ? `; idle ${seconds} s instead of 600 s` : '';
+    return {
+      text: `${startMb} MB at the start of idle → ${endMb} MB after ${seconds} s (max ${maxMb} MB)`,
+      met: maxMb < TARGET_RSS_MB && flat,
+      note: `${flat ? 'flat' : 'grew'} (≤ ${FLAT_GROWTH * 100} % counts as flat)${shortened}`,
+    };
+  };
+  return [
+    {
+      case: `SMPP submit_sm ÷ smpp package loopback, 1 transceiver, window ${WINDOW}, ${MESSAGES} messages, ${stored} stored`,
+      target: `≥ ${TARGET_SUBMIT_RATIO}`,
+      ...cells((t) => {
+        const ratio = t.submit.rate / baseline.rate;
+        return {
+          text: `${ratio.toFixed(2)}: ${submitText(t.submit)}`,
+          value: t.submit.rate,
+          met: t.accepted === MESSAGES && ratio >= TARGET_SUBMIT_RATIO,
+          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s, RSS ${t.rssAfterSubmits} MB`,
+        };
+      }),
+    },
+    {
+      case: 'SMPP receipts (deliver_sm on the same transceiver) ÷ submits',
+      target: `≥ ${TARGET_RECEIPT_RATIO}`,
+      ...cells((t) => {
+        const ratio = t.receiptRate / t.submit.rate;
+        return {
+          text: `${ratio.toFixed(2)}: ${int(t.receiptRate)} receipts/s`,
+          value: t.receiptRate,
+          met: t.receipts === t.accepted && ratio >= TARGET_RECEIPT_RATIO,
+          note: `${t.receipts} of ${t.accepted} receipts, first after ${t.firstReceiptS.toFixed(1)} s, last after ${t.lastReceiptS.toFixed(1)} s`,
+        };
+      }),
+    },
+    {
+      case: `baseline: smpp package client ↔ smpp package server, window ${WINDOW}, ${MESSAGES} submits`,
+      sqlite: { text: submitText(baseline), note: `${baseline.errors}; the server stores nothing` },
+      postgres: NO_DATABASE,
+    },
+    {
+      case: `server RSS after the SMPP case, ${stored} messages stored, then idle`,
+      target: `< ${TARGET_RSS_MB} MB and flat over 10 min`,
+      ...cells(idleFigure),
+    },
+  ];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   runSmppBench()
-    .then((rows) => {
+    .then((results) => {
       console.log(`\nTern SMPP benchmark — ${new Date().toISOString()}, node ${process.version}\n`);
-      printTable(rows);
+      printResults(results);
     })
     .catch((err) => {
       console.error(err);

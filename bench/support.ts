@@ -1,9 +1,10 @@
-/** What every benchmark case shares: Tern started in its own process on a fresh SQLite database, a tenant, figures. */
+/** What the benchmark cases share: Tern in its own process on a database of its own, a tenant, figures, tables. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSchema, type Dialect, dropSchema, postgresUrl } from './databases.ts';
 
 export type Row = Record<string, string | number>;
 
@@ -13,7 +14,7 @@ export const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 
 export const progress = (what: string) => process.stderr.write(`bench: ${what}\n`);
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = createServer();
     s.listen(0, '127.0.0.1', () => {
@@ -25,14 +26,44 @@ async function freePort(): Promise<number> {
 
 export interface BenchServer {
   url: string;
+  dialect: Dialect;
+  /** The SQLite file (empty on PostgreSQL). */
   dbPath: string;
   smppPort: number;
   process: ChildProcess;
   stop(): Promise<void>;
 }
 
-export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'tern-bench-'));
+/** Seals the secrets the benchmarked servers keep (PostgreSQL requires one). */
+const BENCH_SECRET_KEY = 'bench-secret-key-0123456789abcdefghijklmnop';
+
+export interface ServerOptions {
+  dialect?: Dialect;
+  /** An existing database to start on and keep (a filled one): `sqlite:<file>` or a PostgreSQL URL with `?schema=`. */
+  databaseUrl?: string;
+}
+
+/**
+ * Tern in its own process on a fresh database of the dialect (a SQLite file in a temporary folder, or a PostgreSQL
+ * schema of its own, dropped at stop), or on `databaseUrl`, which is kept.
+ */
+export async function startBenchServer(env: Record<string, string> = {}, options: ServerOptions = {}): Promise<BenchServer> {
+  const dialect = options.dialect ?? 'sqlite';
+  let databaseUrl = options.databaseUrl;
+  let dbPath = '';
+  let cleanup = async (): Promise<void> => {};
+  if (databaseUrl === undefined && dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'tern-bench-'));
+    dbPath = join(dir, 'tern.db');
+    databaseUrl = `sqlite:${dbPath}`;
+    cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  } else if (databaseUrl === undefined) {
+    const schema = await createSchema();
+    databaseUrl = postgresUrl(schema);
+    cleanup = () => dropSchema(schema);
+  } else if (databaseUrl.startsWith('sqlite:')) {
+    dbPath = databaseUrl.slice('sqlite:'.length);
+  }
   const httpPort = await freePort();
   const smppPort = await freePort();
   // BENCH_NODE_ARGS: extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile it.
@@ -44,8 +75,9 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
       TERN_HTTP_PORT: String(httpPort),
       TERN_SMPP_HOST: '127.0.0.1',
       TERN_SMPP_PORT: String(smppPort),
-      TERN_DATABASE_URL: `sqlite:${join(dir, 'tern.db')}`,
+      TERN_DATABASE_URL: databaseUrl,
       TERN_ADMIN_KEY: ADMIN_KEY,
+      TERN_SECRET_KEY: BENCH_SECRET_KEY,
       TERN_LOG_LEVEL: 'warn',
       TERN_SIMULATOR_SUBMIT_LATENCY_MS: '0',
       TERN_SIMULATOR_RECEIPT_LATENCY_MS: '0',
@@ -53,27 +85,38 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
       TERN_RATE_LIMITS: 'send=1000000,read=1000000,lookup=1000000,admin=1000000',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // Its log (warnings and errors only) goes to the benchmark's stderr, beside its progress: the table stays clean.
+    stdio: ['ignore', 2, 'inherit'],
   });
+  const exited = new Promise((r) => child.once('exit', r));
   const url = `http://127.0.0.1:${httpPort}`;
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
+  try {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`Tern exited with code ${child.exitCode} while starting`);
+      try {
+        if ((await fetch(`${url}/readyz`)).ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (i > 600) throw new Error('Tern did not start within 60 s');
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (i > 300) throw new Error('Tern did not start');
-    await new Promise((r) => setTimeout(r, 100));
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    await cleanup();
+    throw err;
   }
   return {
     url,
-    dbPath: join(dir, 'tern.db'),
+    dialect,
+    dbPath,
     smppPort,
     process: child,
     async stop() {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      rmSync(dir, { recursive: true, force: true });
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      await cleanup();
     },
   };
 }
@@ -107,6 +150,17 @@ export async function serverRssMb(url: string): Promise<number> {
   return m ? Math.round(Number(m[1]) / 1024 / 1024) : 0;
 }
 
+/** A process's resident memory in MB, from /proc (Linux); null elsewhere. */
+export function processRssMb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); null elsewhere. */
 export function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
@@ -120,11 +174,13 @@ export function processCpuMs(pid: number | undefined): number | null {
   }
 }
 
-export function printTable(rows: Row[]): void {
+/** Prints rows as a Markdown table; `headers` names columns whose key is not their title. */
+export function printTable(rows: Row[], headers: Record<string, string> = {}): void {
   const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const titles = cols.map((c) => headers[c] ?? c);
+  const width = cols.map((c, i) => Math.max(titles[i]!.length, ...rows.map((r) => String(r[c] ?? '').length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(width[i]!)).join(' | ')} |`;
-  console.log(line(cols));
+  console.log(line(titles));
   console.log(line(width.map((w) => '-'.repeat(w))));
   for (const r of rows) console.log(line(cols.map((c) => String(r[c] ?? ''))));
 }

@@ -1,0 +1,115 @@
+/**
+ * End to end (`npm run bench e2e`): BENCH_E2E_MESSAGES (50,000) REST sends over 64 connections, each with a
+ * callbackUrlStatus on a local receiver that verifies every Standard Webhooks signature with the channel's secret;
+ * a message is done when its DELIVERED status webhook arrives (the simulator at zero latency delivers them all).
+ * Messages a second from the first request to the last webhook, p50/p99 of each message's request → webhook time.
+ * The anchor, measured in the same run with the same load: Kannel from sendsms to its DLR call (kannel.ts).
+ */
+import { Webhook } from 'standardwebhooks';
+import type { Dialect } from './databases.ts';
+import { kannelMissing, type KannelRun, runKannel } from './kannel.ts';
+import { describeFailures, drive } from './load.ts';
+import { type EndToEnd, endToEnd, startCompletionReceiver } from './receiver.ts';
+import { type Figure, int, ms, NO_DATABASE, onEachDatabase, type Result } from './report.ts';
+import { api, benchTenant, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
+
+const MESSAGES = Number(process.env.BENCH_E2E_MESSAGES ?? 50_000);
+const CONNECTIONS = 64;
+const TARGET_TIMES_KANNEL = 4;
+
+interface TernRun extends EndToEnd {
+  note: string;
+}
+
+async function ternEndToEnd(dialect: Dialect): Promise<TernRun> {
+  const server = await startBenchServer({ TERN_WEBHOOK_ALLOW_PRIVATE: 'true' }, { dialect });
+  try {
+    const t = await benchTenant(server.url);
+    const { secret } = await api(server.url, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, t.key);
+    const signed = new Webhook(secret);
+    const receiver = await startCompletionReceiver(MESSAGES, (c) => {
+      let payload: { status?: { value?: string } };
+      try {
+        payload = signed.verify(c.body, {
+          'webhook-id': String(c.headers['webhook-id']),
+          'webhook-timestamp': String(c.headers['webhook-timestamp']),
+          'webhook-signature': String(c.headers['webhook-signature']),
+        }) as typeof payload;
+      } catch {
+        return 'refused';
+      }
+      return payload.status?.value === 'DELIVERED' ? 'done' : 'other';
+    });
+    try {
+      progress(`Tern end to end on ${dialect}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`);
+      const cpuBefore = processCpuMs(server.process.pid);
+      const load = await drive(server.url, {
+        total: MESSAGES,
+        connections: CONNECTIONS,
+        request: (i) => ({
+          method: 'POST',
+          path: '/sms/v1/messages',
+          headers: { 'x-api-key': t.key, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            // French mobile numbers ending in 5: the simulator delivers all of them.
+            recipient: { to: `336${50_000_005 + (i % 1_000_000) * 10}` },
+            body: { text: 'Your verification code is 123456.' },
+            callbackUrlStatus: `${receiver.url}/status?n=${i}`,
+          }),
+        }),
+      });
+      if (load.ok === 0) throw new Error(`no send accepted: ${describeFailures(load.failures)}`);
+      await receiver.waitAll();
+      const cpuAfter = processCpuMs(server.process.pid);
+      const e = endToEnd(load.startedAt, receiver.doneAt);
+      const cpu = cpuBefore !== null && cpuAfter !== null && e.done > 0 ? `, server CPU ${((cpuAfter - cpuBefore) / e.done).toFixed(3)} ms a message` : '';
+      const refused = load.failures.size > 0 ? `; sends refused: ${describeFailures(load.failures)}` : '';
+      const badSignatures = receiver.refused > 0 ? `; ${receiver.refused} webhooks with a bad signature` : '';
+      return {
+        ...e,
+        note: `accepting took ${(load.elapsedMs / 1000).toFixed(1)} s; ${e.done} of ${load.ok} DELIVERED webhooks (${receiver.callbacks} webhooks in all)${cpu}, RSS ${await serverRssMb(server.url)} MB${refused}${badSignatures}`,
+      };
+    } finally {
+      await receiver.close();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+const rateText = (e: EndToEnd) => `${int(e.rate)} msg/s, p50 ${ms(e.p50)} ms, p99 ${ms(e.p99)} ms`;
+
+export async function runEndToEndBench(): Promise<Result[]> {
+  const missing = kannelMissing();
+  let kannel: KannelRun | string = missing ?? '';
+  if (!missing) {
+    try {
+      kannel = await runKannel(MESSAGES, CONNECTIONS);
+    } catch (err) {
+      console.error('bench: Kannel failed:', err);
+      kannel = `failed: ${(err as Error).message.split('\n')[0]}`;
+    }
+  }
+  const anchor = typeof kannel === 'string' || kannel.rate === 0 ? null : kannel.rate;
+  const { cells } = await onEachDatabase(ternEndToEnd);
+  const tern = (r: TernRun): Figure => {
+    const complete = r.done === MESSAGES;
+    if (anchor === null) {
+      return { text: `${rateText(r)} (no ratio: ${typeof kannel === 'string' ? 'no Kannel figure' : 'Kannel delivered nothing'})`, value: r.rate, note: r.note };
+    }
+    const ratio = r.rate / anchor;
+    return { text: `${ratio.toFixed(2)} × Kannel: ${rateText(r)}`, value: r.rate, met: complete && ratio >= TARGET_TIMES_KANNEL, note: r.note };
+  };
+  return [
+    {
+      case: `end to end: REST send → DELIVERED → signed status webhook verified, ${MESSAGES} messages, ${CONNECTIONS} connections`,
+      target: `≥ ${TARGET_TIMES_KANNEL} × Kannel`,
+      ...cells(tern),
+    },
+    {
+      case: `anchor: Kannel sendsms → SMPP (smpp package SMSC) → DLR to dlr-url, same load`,
+      sqlite: typeof kannel === 'string' ? kannel : { text: rateText(kannel), note: kannel.note },
+      postgres: NO_DATABASE,
+    },
+  ];
+}
