@@ -51,6 +51,7 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
     for (const r of o.retries) {
       await trx
         .updateTable('dispatch_queue')
+        // The rank stays: when due again, the message keeps its turn among its organisation's and the others'.
         .set({ due_at: r.dueAt, attempts: r.attempts, claimed_by: null, lease_until: null, waiting_on: r.waitingOn })
         .where('message_id', '=', r.id)
         .where('claimed_by', '=', claim.claimant)
@@ -91,7 +92,7 @@ export async function requeueOrphans(db: Db, now: number, acceptedBefore: number
   if (orphans.length === 0) return 0;
   await db
     .insertInto('dispatch_queue')
-    .values(orphans.map((o) => ({ message_id: o.id, due_at: now, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null })))
+    .values(orphans.map((o) => ({ message_id: o.id, due_at: now, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null, lane: 0, rank: now })))
     .onConflict((oc) => oc.column('message_id').doNothing())
     .execute();
   return orphans.length;
@@ -162,8 +163,11 @@ export async function releaseClaim(db: Db, claim: Claim, messageIds: string[]): 
   }
 }
 
-/** Queues messages for dispatch; with `lease`, already claimed by that node until then (handed to its dispatcher). */
-export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lease?: Claim }>): Promise<void> {
+/**
+ * Queues messages for dispatch in their lane at their rank (see fair-queue.ts); with `lease`, already claimed by that
+ * node until then (handed to its dispatcher).
+ */
+export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) {
     await db
       .insertInto('dispatch_queue')
@@ -174,6 +178,8 @@ export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; d
           attempts: 0,
           claimed_by: r.lease?.claimant ?? null,
           lease_until: r.lease?.leaseUntil ?? null,
+          lane: r.lane,
+          rank: r.rank,
         })),
       )
       .execute();
@@ -185,8 +191,8 @@ export async function requeueDispatch(db: Db, messageIds: string[], dueAt: numbe
   for (let i = 0; i < messageIds.length; i += CHUNK) {
     await db
       .insertInto('dispatch_queue')
-      .values(messageIds.slice(i, i + CHUNK).map((id) => ({ message_id: id, due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null })))
-      .onConflict((oc) => oc.column('message_id').doUpdateSet({ due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null }))
+      .values(messageIds.slice(i, i + CHUNK).map((id) => ({ message_id: id, due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: dueAt })))
+      .onConflict((oc) => oc.column('message_id').doUpdateSet({ due_at: dueAt, rank: dueAt, attempts: 0, claimed_by: null, lease_until: null }))
       .execute();
   }
 }

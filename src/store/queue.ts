@@ -19,6 +19,8 @@ export interface QueueDefinition {
   previousClaimant?: string;
   /** What else makes a row claimable, beyond being due and free (e.g. `state = 'PENDING'`). */
   ready?: string;
+  /** The order rows are claimed in (default: the due column, oldest first). */
+  order?: string;
 }
 
 export interface ClaimOptions {
@@ -65,7 +67,7 @@ export class LeasedQueue<Row> {
       where (${this.keyList}) in (
         select ${this.keyList} from ${table}
         where ${due} <= ${opts.now} and (${leaseCol} is null or ${leaseCol} < ${opts.now})${this.ready}${where}
-        order by ${due} limit ${opts.limit} ${lock}
+        order by ${d.order ? sql.ref(d.order) : due} limit ${opts.limit} ${lock}
       )
       returning *`.execute(this.store.db);
     return res.rows;
@@ -98,6 +100,8 @@ export const DISPATCH_QUEUE: QueueDefinition = {
   lease: 'lease_until',
   claimedBy: 'claimed_by',
   previousClaimant: 'previous_claimant',
+  // Within a lane, fair between organisations (see fair-queue.ts); claims name the lane.
+  order: 'rank',
 };
 
 export const WEBHOOK_QUEUE: QueueDefinition = {

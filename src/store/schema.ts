@@ -142,6 +142,10 @@ export interface DispatchQueueTable {
   waiting_on: string | null;
   /** Who held the row before the current claim, when a claim ran out without being released (a takeover). */
   previous_claimant: string | null;
+  /** 0: OTP and TRANSACTIONAL messages, claimed first; 1: MARKETING. */
+  lane: number;
+  /** When it comes up in its lane (ms, fair between organisations; at least its due time). */
+  rank: number;
 }
 
 export interface MessageEventTable {
@@ -445,8 +449,72 @@ export interface AccountLoginTable {
   created_at: number;
 }
 
+/** A one-time password: its code is never stored, only an HMAC of it and the salt it is derived from (with the server key). */
+export interface OtpTable {
+  id: string;
+  organisation_id: string;
+  /** The SMS channel of the key that asked for it: who may read and check it, and where its webhooks go. */
+  channel_id: string;
+  recipient: string;
+  /** PENDING, APPROVED, EXPIRED or CANCELLED. */
+  status: string;
+  detail: string | null;
+  code_length: number;
+  alphabet: string;
+  code_salt: string;
+  code_hash: string;
+  max_attempts: number;
+  attempts: number;
+  /** The template and language of its latest send (a voice fallback says the same). */
+  template: string;
+  locale: string;
+  ref_client: string | null;
+  last_message_id: string;
+  last_channel: string;
+  last_sent_at: number;
+  sends: number;
+  /** When a call is placed if its text message is not delivered by then. */
+  fallback_at: number | null;
+  created_at: number;
+  expires_at: number;
+  settled_at: number | null;
+  /** Its next timer (the fallback, then the end of its validity) and who holds it. */
+  due_at: number | null;
+  lease_until: number | null;
+}
+
+/** One message that carried a one-time password. */
+export interface OtpSendTable {
+  message_id: string;
+  otp_id: string;
+  organisation_id: string;
+  recipient: string;
+  channel: string;
+  template: string;
+  sent_at: number;
+}
+
+/** Locked while a code is sent to a number, so one number has one pending code across the nodes. */
+export interface OtpRecipientTable {
+  organisation_id: string;
+  recipient: string;
+  created_at: number;
+}
+
+/** An organisation's own fraud guards (JSON lists; null: the defaults). */
+export interface OrganisationFraudGuardTable {
+  organisation_id: string;
+  allowed_countries: string | null;
+  velocity_limits: string | null;
+  updated_at: number;
+}
+
 export interface Database {
   contacts: ContactTable;
+  otps: OtpTable;
+  otp_sends: OtpSendTable;
+  otp_recipients: OtpRecipientTable;
+  organisation_fraud_guards: OrganisationFraudGuardTable;
   contact_groups: ContactGroupTable;
   contact_group_members: ContactGroupMemberTable;
   account_logins: AccountLoginTable;

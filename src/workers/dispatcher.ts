@@ -10,12 +10,13 @@ const MAX_HANDED = 5_000;
 
 /**
  * The dispatcher: runs dispatch passes whenever messages may be due — when this node accepted messages (handed to
- * it in memory), when accepts or retries are committed elsewhere (another node, on PostgreSQL), when the earliest
- * queued message falls due, and on a slow safety poll. Handed batches go first, then claims from the queue.
+ * it in memory), when accepts or retries are committed (here, or on another node with PostgreSQL), when the earliest
+ * queued message falls due, and on a slow safety poll. Handed batches and claims from the queue take turns.
  */
 export class Dispatcher extends Loop implements DispatchHandoff {
   private readonly handed: Array<{ claim: Claim; rows: MessageRow[] }> = [];
   private handedCount = 0;
+  private queueMayHaveWork = true;
 
   constructor(
     private readonly dispatch: Dispatch,
@@ -35,7 +36,7 @@ export class Dispatcher extends Loop implements DispatchHandoff {
   take(claim: Claim, rows: MessageRow[]): void {
     this.handed.push({ claim, rows });
     this.handedCount += rows.length;
-    this.wake();
+    super.wake();
   }
 
   /** Stops; messages handed to it and not dispatched yet are given back to the queue for any node. */
@@ -47,18 +48,29 @@ export class Dispatcher extends Loop implements DispatchHandoff {
     }
   }
 
+  /** Woken by the queue (work written, here or on another node) or by its timer: claims are worth trying. */
+  override wake(): void {
+    this.queueMayHaveWork = true;
+    super.wake();
+  }
+
   private async passes(): Promise<number | null> {
     for (;;) {
+      // A handed batch, then a claim from the queue, in turn: handed messages (the high lane) never wait behind a
+      // backlog, and the queue's claims (which keep a share for the low lane) are never starved by them either.
       const next = this.handed.shift();
-      if (!next) break;
-      this.handedCount -= next.rows.length;
-      // A failure leaves them leased: they are claimed again when the lease runs out.
-      await this.dispatch.process(handedClaims(next.claim, next.rows), Date.now(), next.rows);
-      if (this.isStopped) return null;
-    }
-    for (;;) {
-      const n = await this.dispatch.pass(Date.now());
-      if (n < this.dispatch.batchSize || this.isStopped) break;
+      if (next) {
+        this.handedCount -= next.rows.length;
+        // A failure leaves them leased: they are claimed again when the lease runs out.
+        await this.dispatch.process(handedClaims(next.claim, next.rows), Date.now(), next.rows);
+        if (this.isStopped) return null;
+      }
+      if (this.queueMayHaveWork) {
+        this.queueMayHaveWork = false;
+        if ((await this.dispatch.pass(Date.now())) >= this.dispatch.batchSize) this.queueMayHaveWork = true;
+        if (this.isStopped) return null;
+      }
+      if (this.handed.length === 0 && !this.queueMayHaveWork) break;
     }
     return this.dispatch.nextDue(Date.now());
   }

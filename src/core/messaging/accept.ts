@@ -1,3 +1,4 @@
+import { FairQueue, HIGH_LANE, type Lane, laneOf } from '../domain/fair-queue.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import type { MessageStatus, StatusDetail } from '../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
@@ -66,8 +67,13 @@ export async function acceptBatch(
   consumers: EventConsumers,
   dispatchQueue: LeasedQueue<unknown>,
   now: number,
-  /** When given, messages due now are queued already claimed with it (their node's dispatcher takes them in memory). */
+  /**
+   * When given, messages of the high lane due now are queued already claimed with it (their node's dispatcher takes
+   * them in memory).
+   */
   handoff: Claim | null = null,
+  /** Ranks queued messages fairly between organisations. */
+  fairness: FairQueue = new FairQueue(),
 ): Promise<MessageRow[]> {
   const orgIds = [...new Set(batch.map((p) => p.row.organisation_id))];
   const orgRows = await findPayingSetup(db, orgIds);
@@ -108,7 +114,7 @@ export async function acceptBatch(
   const rollups = new RollupBatch();
   const events: MessageEventRow[] = [];
   const ledger: LedgerRow[] = [];
-  const dispatch: Array<{ messageId: string; dueAt: number; lease?: Claim }> = [];
+  const dispatch: Array<{ messageId: string; dueAt: number; lane: Lane; rank: number; lease?: Claim }> = [];
   const rows: MessageRow[] = [];
 
   for (const p of batch) {
@@ -169,7 +175,11 @@ export async function acceptBatch(
     m.accepted_at = now;
     m.day = utcDay(now);
     if (m.send_at < now) m.send_at = now;
-    if (detail === null && !p.settled) dispatch.push({ messageId: m.id, dueAt: m.send_at, ...(handoff && m.send_at <= now && { lease: handoff }) });
+    if (detail === null && !p.settled) {
+      const lane = laneOf(p.channel.flow);
+      const handed = handoff !== null && lane === HIGH_LANE && m.send_at <= now;
+      dispatch.push({ messageId: m.id, dueAt: m.send_at, lane, rank: fairness.rank(m.organisation_id, m.send_at, now), ...(handed && { lease: handoff }) });
+    }
     rows.push(m);
     rollups.add(rollupKeyOf(m, p.channel.type), m.charged > 0 ? p.units : 0, 1, m.charged);
     events.push({

@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve } from '../domain/fair-queue.ts';
 import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
 import type { Connector, OutboundMessage, RouteChoice, Router, SubmitResult } from '../ports.ts';
@@ -79,9 +81,20 @@ export class Dispatch {
     await this.queue.wake(this.store.db);
   }
 
-  /** Claims a batch of due messages for this node (a lease). */
-  claim(now: number): Promise<DispatchClaim[]> {
-    return this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId });
+  /**
+   * Claims a batch of due messages for this node (a lease): the high lane first (OTP, TRANSACTIONAL), leaving a share
+   * of the batch to the low lane (MARKETING) so it never starves; each lane in rank order, fair between organisations.
+   */
+  async claim(now: number): Promise<DispatchClaim[]> {
+    const take = (lane: Lane, limit: number) =>
+      limit <= 0 ? Promise.resolve([]) : this.queue.claim({ now, limit, leaseMs: this.leaseMs, claimant: this.opts.nodeId, where: sql`lane = ${lane}` });
+    const reserve = lowLaneReserve(this.batchSize);
+    const high = await take(HIGH_LANE, this.batchSize - reserve);
+    const low = await take(LOW_LANE, this.batchSize - high.length);
+    const more = high.length === this.batchSize - reserve && low.length < reserve ? await take(HIGH_LANE, reserve - low.length) : [];
+    // An UPDATE … RETURNING answers rows in no particular order: put them back in rank order, lane by lane.
+    const byRank = (a: DispatchClaim, b: DispatchClaim) => a.rank - b.rank;
+    return [...[...high, ...more].sort(byRank), ...low.sort(byRank)];
   }
 
   /** Submits a claimed batch and records every outcome; `known`: the messages' rows when the caller has them. */
@@ -97,7 +110,10 @@ export class Dispatch {
       const m = byId.get(c.message_id);
       return !m || (m.status !== 'SCHEDULED' && m.status !== 'ENROUTE');
     });
-    const live = rows.filter((m) => m.status === 'SCHEDULED' || m.status === 'ENROUTE');
+    // In the claim's order (lanes, then ranks): a connector with a rate to share gives it to the first ones.
+    const live = claimed
+      .map((c) => byId.get(c.message_id))
+      .filter((m): m is MessageRow => m !== undefined && (m.status === 'SCHEDULED' || m.status === 'ENROUTE'));
     const expired = live.filter((m) => m.validity_until !== null && m.validity_until <= now);
     const due = live.filter((m) => !(m.validity_until !== null && m.validity_until <= now));
 
@@ -123,6 +139,8 @@ export class Dispatch {
     for (const m of due) {
       const o = outcomes.get(m.id)!;
       if (o.result.ok) {
+        // Fair turns advance with what is sent, not with what was claimed and put back to wait.
+        this.messaging.dispatchOrder.served(claims.get(m.id)!.rank);
         submitted.push({
           id: m.id,
           upstreamId: o.result.upstreamId,

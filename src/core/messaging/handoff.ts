@@ -1,8 +1,10 @@
+import { HIGH_LANE } from '../domain/fair-queue.ts';
 import type { Claim, DispatchClaim } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 
 /**
- * Messages accepted on a node and due at once go straight to that node's dispatcher: their queue rows are written
+ * Messages of the high lane (OTP, TRANSACTIONAL) accepted on a node and due at once go straight to that node's
+ * dispatcher: their queue rows are written
  * already claimed by it (in the accept transaction, so a crash leaves them to be claimed again when the lease runs
  * out), and the rows it accepted are handed over in memory once committed — no claim and no read back per batch.
  */
@@ -23,5 +25,7 @@ export function handedClaims(claim: Claim, rows: MessageRow[]): DispatchClaim[] 
     lease_until: claim.leaseUntil,
     waiting_on: null,
     previous_claimant: null,
+    lane: HIGH_LANE,
+    rank: m.send_at,
   }));
 }

@@ -22,6 +22,7 @@ import { removeFromDispatch, requeueDispatch } from '../../store/dispatch.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { acceptBatch, type PreparedMessage } from './accept.ts';
 import type { DispatchHandoff } from './handoff.ts';
+import { FairQueue, HIGH_LANE, laneOf } from '../domain/fair-queue.ts';
 import { type Campaign, type CampaignInput, type CampaignResult, CampaignService } from './campaigns.ts';
 import { type SmsCampaignMessage, smsCampaignSender } from './sms-campaigns.ts';
 import { type PrepareContext, prepareSms, type SmsSendInput } from './sms.ts';
@@ -44,7 +45,10 @@ export class MessagingService {
   /** Channels by id: one entry per channel read, so no bound beyond their number. */
   private readonly channels = new Cache<string, Channel>({ capacity: Number.POSITIVE_INFINITY, ttlMs: CHANNEL_CACHE_TTL_MS });
   private readonly acceptor: GroupCommitter<PreparedMessage, MessageRow>;
+  private screen: ((batch: readonly PreparedMessage[]) => Promise<void> | null) | null = null;
   private handoff: DispatchHandoff | null = null;
+  /** Ranks of queued messages, fair between organisations (the dispatcher says how far it has served). */
+  readonly dispatchOrder = new FairQueue();
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
   /** Campaigns of every message type; each type's pipeline registers how it sends one (SMS here, RCS in RcsService). */
   readonly campaigns: CampaignService;
@@ -105,9 +109,10 @@ export class MessagingService {
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {
     const now = Date.now();
     const lease = this.handoff?.lease(now) ?? null;
-    const rows = await inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease));
+    const rows = await inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease, this.dispatchOrder));
     if (lease && this.handoff) {
-      const handed = rows.filter((m) => (m.status === 'ENROUTE' || m.status === 'SCHEDULED') && m.send_at <= now);
+      const highLane = new Set(batch.filter((p) => laneOf(p.channel.flow) === HIGH_LANE).map((p) => p.row.id));
+      const handed = rows.filter((m) => highLane.has(m.id) && (m.status === 'ENROUTE' || m.status === 'SCHEDULED') && m.send_at <= now);
       if (handed.length > 0) this.handoff.take(lease, handed);
     }
     return rows;
@@ -118,9 +123,19 @@ export class MessagingService {
     this.handoff = handoff;
   }
 
+  /**
+   * Declared once by the composition root: what looks at messages before they are stored and may refuse them (the
+   * fraud guards set their `rejection`). Every door's messages pass through it. It answers null when it decided at
+   * once, so messages go on without waiting, in the order they came.
+   */
+  screenWith(screen: (batch: readonly PreparedMessage[]) => Promise<void> | null): void {
+    this.screen = screen;
+  }
+
   /** Stores prepared messages (any type) through the group-committed accept transaction. */
   accept(prepared: PreparedMessage): Promise<MessageRow> {
-    return this.acceptor.submit(prepared);
+    const screening = this.screen?.([prepared]) ?? null;
+    return screening ? screening.then(() => this.acceptor.submit(prepared)) : this.acceptor.submit(prepared);
   }
 
   async sendSms(
@@ -142,7 +157,8 @@ export class MessagingService {
 
   /** Stores prepared messages together (one group commit); answers them in order. */
   acceptMany(prepared: PreparedMessage[]): Promise<MessageRow[]> {
-    return this.acceptor.submitMany(prepared);
+    const screening = this.screen?.(prepared) ?? null;
+    return screening ? screening.then(() => this.acceptor.submitMany(prepared)) : this.acceptor.submitMany(prepared);
   }
 
   /** An SMS campaign (the legacy interface's group sends): the campaign use case, as every door sends one. */

@@ -14,7 +14,9 @@ import * as trafficLimits from './016-traffic-limits.ts';
 import * as legacyContacts from './017-legacy-contacts.ts';
 import * as campaignTree from './018-campaign-tree.ts';
 import * as organisationLocale from './019-organisation-locale.ts';
+import * as otp from './020-otp.ts';
 import * as webhookOrigin from './023-webhook-origin.ts';
+import * as dispatchLanes from './024-dispatch-lanes.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -33,5 +35,7 @@ export const migrations: Record<string, Migration> = {
   '017-legacy-contacts': legacyContacts,
   '018-campaign-tree': campaignTree,
   '019-organisation-locale': organisationLocale,
+  '020-otp': otp,
   '023-webhook-origin': webhookOrigin,
+  '024-dispatch-lanes': dispatchLanes,
 };
