@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Debian packages the test suite uses: espeak-ng (text-to-speech), sox (audio checks), kannel (SMPP interop).
+# Debian packages the test suite uses: sox (audio checks), kannel (SMPP interop; also the anchor of `npm run bench`),
+# baresip-core (a SIP phone that answers Tern's calls), chromium (the console's browser tests drive it through
+# playwright-core; no browser is downloaded). espeak-ng is not needed: Tern's text-to-speech is built in.
 # Installs only what is missing; needs root (or sudo) and Debian's package archive.
 set -euo pipefail
-packages=(espeak-ng sox kannel)
+packages=(sox kannel baresip-core chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -34,13 +34,19 @@ import { TenancyService } from './core/tenancy/service.ts';
 import { SmppCredentialService } from './core/tenancy/smpp-credentials.ts';
 import { SubAccountService } from './core/tenancy/sub-accounts.ts';
 import { ContactService } from './core/contacts/service.ts';
+import { FraudGuards } from './core/fraud/guards.ts';
+import { OtpCodes } from './core/otp/codes.ts';
+import { OtpService } from './core/otp/service.ts';
 import { Sends } from './core/messaging/sends.ts';
 import { IdempotencyService } from './core/idempotency.ts';
 import { WebhookDeliveries } from './core/webhooks/deliveries.ts';
 import { VoiceService } from './core/voice/service.ts';
 import { WebhookOutbox } from './core/webhooks/outbox.ts';
+import { MessageFeed } from './core/feed/message-feed.ts';
+import { QuoteService } from './core/quotes/service.ts';
 import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
 import { legacyRoutes } from './doors/legacy/routes.ts';
+import { consoleRoutes } from './doors/console/routes.ts';
 import { buildHttpServer } from './doors/rest/server.ts';
 import { CertificateError, type CertificatePair, HttpsListener, loadCertificatePair } from './doors/rest/https.ts';
 import { SmppGateway, smppMetricHook } from './doors/smpp/gateway.ts';
@@ -49,7 +55,7 @@ import { createSmppServer } from './doors/smpp/server.ts';
 import { WebhookHttpClient } from './doors/webhooks/http-client.ts';
 import { WebhookSender } from './doors/webhooks/sender.ts';
 import { Metrics } from './metrics.ts';
-import { EspeakTts } from './speech/espeak.ts';
+import { createTextToSpeech } from './speech/engine.ts';
 import { openStore, type Store } from './store/db.ts';
 import { connectorTimersLoop } from './workers/connector-timers.ts';
 import { dispatcherLoop } from './workers/dispatcher.ts';
@@ -130,11 +136,16 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   });
   const connectors = new ConnectorService(store, carrierEvents.sink, { box, limiter: rateLimiter, cluster, publicBase });
   const connectorAdmin = new ConnectorAdmin(store, KINDS, box);
-  const registry = new ConnectorRegistry(connectors, { simulator: config.simulator }, logger.child({ component: 'connectors' }));
+  // Connectors placing calls read the recording from the voice service (made below; read only once calls are placed).
+  const registry = new ConnectorRegistry(
+    connectors,
+    { simulator: config.simulator, voiceAudio: (id) => voice.callAudio(id) },
+    logger.child({ component: 'connectors' }),
+  );
   const router = new ConnectorRouter(registry);
 
   const lookup = new LookupService(store, { liveStatus: (n) => router.liveStatus(n) });
-  const voice = new VoiceService(store, messaging, new EspeakTts(), logger.child({ component: 'voice' }));
+  const voice = new VoiceService(store, messaging, createTextToSpeech(config.tts), logger.child({ component: 'voice' }));
   const rcs = new RcsService(
     store,
     messaging,
@@ -154,6 +165,21 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onLimited: (group) => metrics.rateLimited.inc({ group }),
   });
   const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, access, logger.child({ component: 'smpp' }));
+
+  // Fraud guards look at every message before it is stored; a one-time password's text is put back for connectors only.
+  const fraudGuards = new FraudGuards(store, tenancy, rateLimiter, {
+    ...config.fraud,
+    onBlocked: (guard) => metrics.fraudBlocked.inc({ guard }),
+    onAlert: (guard) => metrics.fraudAlerts.inc({ guard }),
+  });
+  messaging.screenWith(fraudGuards.screen);
+  const otp = new OtpService(store, tenancy, messaging, voice, new OtpCodes(secretKey.key), publicBase, config.otp, logger.child({ component: 'otp' }), {
+    sent: (channel) => metrics.otpSent.inc({ channel }),
+    settled: (status) => metrics.otpSettled.inc({ status }),
+    checked: (result) => metrics.otpChecks.inc({ result }),
+  });
+  registry.revealWith((batch) => otp.reveal(batch));
+  metrics.watchOtp(() => otp.conversion());
 
   // What runs in the transaction of every message event, in this order.
   consumers.declare([
@@ -202,6 +228,21 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     connectorAdmin,
     router,
     rateLimiter,
+    otp,
+    fraudGuards,
+    feed: new MessageFeed(store),
+    quotes: new QuoteService(tenancy, messaging),
+    smppSessions: {
+      list: (credentialIds) =>
+        (credentialIds ? credentialIds.flatMap((id) => smppServer.sessions(id)) : smppServer.sessions()).map((s) => ({
+          credentialId: s.principalKey,
+          systemId: s.systemId,
+          mode: s.mode,
+          remoteAddress: s.remoteAddress,
+          secure: s.secure,
+          boundAt: s.boundAt,
+        })),
+    },
   };
   if (config.connectors || config.routes) {
     try {
@@ -215,6 +256,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const demo = opts.demo ? await ensureDemo(store, tenancy) : null;
   const http = await buildHttpServer(services, logger);
   legacyRoutes(http, services);
+  await consoleRoutes(http);
   const https =
     httpsPair &&
     new HttpsListener(
@@ -247,6 +289,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       { name: 'settled connector records', prune: (now) => connectors.pruneRecords(now) },
       { name: 'forgotten lockouts', prune: (now) => access.prune(now) },
       ...new Retention(store, config.retention).tasks(),
+      { name: 'settled one-time passwords', prune: (now) => otp.prune(now, config.retention.messageDays * 86_400_000) },
     ],
     logger.child({ component: 'retention' }),
     PRUNE_EVERY_MS,
@@ -284,6 +327,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   store.signals.on('receipts', () => receiptMatcher.wake());
   store.signals.on('webhooks', () => webhookSender.wake());
   store.signals.on('smpp-outbox', () => smppSender.wake());
+  const otpTimers = new Loop(() => otp.pass(Date.now()), SAFETY_POLL_MS, (err) => logger.error({ err }, 'one-time password timers failed; retrying'));
+  store.signals.on('otp', () => otpTimers.wake());
 
   let stopped = false;
   return {
@@ -294,11 +339,13 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     demo,
     store,
     async start() {
-      await voice.checkAvailability();
+      // In the background: the first voice send waits for it, nothing else does.
+      void voice.checkAvailability();
       await cluster.beat();
       heartbeat.start(Date.now() + HEARTBEAT_MS);
       await registry.start();
       receiptMatcher.start();
+      otpTimers.start();
       dispatcher.start();
       timers.start();
       sweeper.start();
@@ -326,6 +373,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       // SMPP first: its clients are unbound while the pipeline behind them still runs.
       await smppServer.close();
       await Promise.all([https?.close(), http.close()]);
+      await otpTimers.stop();
+      await services.feed.stop();
       await messaging.drain();
       await dispatcher.stop();
       await sweeper.stop();
@@ -339,6 +388,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       await webhookSender.stop();
       await smppSender.stop();
       await webhookClient.close();
+      await voice.close();
       await store.close();
     },
   };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_TRAFFIC_LIMITS, parseTrafficLimits, type TrafficLimits } from './core/domain/traffic.ts';
+import { parseCountryList, parseVelocityLimits, type VelocityLimit } from './core/domain/fraud-guards.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -40,6 +41,8 @@ export interface TernConfig {
   simulator: SimulatorConfig;
   /** Delay before a voice call whose line was busy or that nobody answered is placed again, in ms. */
   voiceRetryMs: number;
+  /** Text-to-speech: eSpeak NG compiled to WebAssembly (no system package), or the espeak-ng program; worker threads (null: the default). */
+  tts: { engine: 'wasm' | 'espeak-ng'; workers: number | null };
   /**
    * Connectors and routes from the configuration file (null when the file has no such section): created or
    * overwritten by name at start; those the file named before and no longer does are removed.
@@ -60,6 +63,10 @@ export interface TernConfig {
   authFailuresPerMinute: number;
   /** Take the client address from X-Forwarded-For (only behind a proxy that sets it: otherwise clients choose it). */
   trustProxy: boolean;
+  /** One-time passwords: the cooldown between sends of a pending code, sends to a number an hour, the same code sent again. */
+  otp: { cooldownSeconds: number; sendsPerHour: number; reuseCode: boolean };
+  /** Fraud guards' defaults: countries allowed besides an organisation's own, velocity limits of one-time passwords. */
+  fraud: { allowedCountries: string[]; velocityLimits: VelocityLimit[] };
 }
 
 export class ConfigError extends Error {
@@ -99,6 +106,8 @@ const SETTINGS = {
   TERN_SIMULATOR_RECEIPT_LATENCY_MS: 'simulatorReceiptLatencyMs',
   TERN_SIMULATOR_VOICE_RETRY_MS: 'simulatorVoiceRetryMs',
   TERN_VOICE_RETRY_MS: 'voiceRetryMs',
+  TERN_TTS_ENGINE: 'ttsEngine',
+  TERN_TTS_WORKERS: 'ttsWorkers',
   TERN_NODE_ID: 'nodeId',
   TERN_DISPATCH_LEASE_SECONDS: 'dispatchLeaseSeconds',
   TERN_SQLITE_SYNCHRONOUS: 'sqliteSynchronous',
@@ -108,6 +117,11 @@ const SETTINGS = {
   TERN_RATE_LIMITS: 'rateLimits',
   TERN_AUTH_FAILURES_PER_MINUTE: 'authFailuresPerMinute',
   TERN_TRUST_PROXY: 'trustProxy',
+  TERN_OTP_COOLDOWN_SECONDS: 'otpCooldownSeconds',
+  TERN_OTP_SENDS_PER_HOUR: 'otpSendsPerHour',
+  TERN_OTP_REUSE_CODE: 'otpReuseCode',
+  TERN_ALLOWED_COUNTRIES: 'allowedCountries',
+  TERN_VELOCITY_LIMITS: 'velocityLimits',
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -245,6 +259,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
   } catch (err) {
     throw new ConfigError('TERN_RATE_LIMITS', (err as Error).message);
   }
+  const ttsEngine = str('TERN_TTS_ENGINE', 'wasm')!.toLowerCase();
+  if (ttsEngine !== 'wasm' && ttsEngine !== 'espeak-ng') {
+    throw new ConfigError('TERN_TTS_ENGINE', 'must be wasm (eSpeak NG built in) or espeak-ng (the program of the Debian package)');
+  }
+  const fraudSetting = <T>(name: SettingName, fallback: string, parse: (text: string) => T): T => {
+    try {
+      return parse(str(name, fallback)!);
+    } catch (err) {
+      throw new ConfigError(name, (err as Error).message);
+    }
+  };
+  const fraud = {
+    allowedCountries: fraudSetting('TERN_ALLOWED_COUNTRIES', '', parseCountryList),
+    velocityLimits: fraudSetting('TERN_VELOCITY_LIMITS', '*/3=20/1m', parseVelocityLimits),
+  };
   const retrySchedule = str('TERN_WEBHOOK_RETRY_SCHEDULE', '30s,2m,10m,1h,5h,24h')!;
   if (!/^\s*\d+(ms|s|m|h|d)\s*(,\s*\d+(ms|s|m|h|d)\s*)*$/.test(retrySchedule)) {
     throw new ConfigError('TERN_WEBHOOK_RETRY_SCHEDULE', 'must be a comma-separated list such as "30s,2m,10m,1h"');
@@ -276,11 +305,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     },
     // TERN_SIMULATOR_VOICE_RETRY_MS is this setting's former name, from when the simulator placed calls again itself.
     voiceRetryMs: int('TERN_VOICE_RETRY_MS', null, 0, 86_400_000) ?? int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
+    tts: { engine: ttsEngine, workers: int('TERN_TTS_WORKERS', null, 1, 64) },
     dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
     sqliteSynchronous,
     trafficLimits,
     authFailuresPerMinute: int('TERN_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000)!,
     trustProxy: bool('TERN_TRUST_PROXY', false),
+    otp: {
+      cooldownSeconds: int('TERN_OTP_COOLDOWN_SECONDS', 30, 0, 3_600)!,
+      sendsPerHour: int('TERN_OTP_SENDS_PER_HOUR', 5, 1, 1_000)!,
+      reuseCode: bool('TERN_OTP_REUSE_CODE', true),
+    },
+    fraud,
     retention: {
       messageDays: int('TERN_RETENTION_DAYS', 90, 1, 36_500)!,
       webhookDays: int('TERN_WEBHOOK_RETENTION_DAYS', 30, 1, 36_500)!,

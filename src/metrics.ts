@@ -110,8 +110,75 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly otpSent = new Counter({
+    name: 'tern_otp_sent_total',
+    help: 'One-time password codes sent (first sends, resends and voice fallbacks), by channel',
+    labelNames: ['channel'],
+    registers: [this.registry],
+  });
+
+  readonly otpChecks = new Counter({
+    name: 'tern_otp_checks_total',
+    help: 'Checks of one-time password codes, by result (APPROVED, WRONG_CODE, CANCELLED by the last wrong code, EXPIRED, NOT_PENDING)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+
+  readonly otpSettled = new Counter({
+    name: 'tern_otp_settled_total',
+    help: 'One-time passwords that ended, by status (APPROVED, EXPIRED, CANCELLED)',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+
+  readonly fraudBlocked = new Counter({
+    name: 'tern_fraud_blocked_total',
+    help: 'Messages a fraud guard stopped at accept (UNDELIVERABLE, not charged), by guard (country, velocity)',
+    labelNames: ['guard'],
+    registers: [this.registry],
+  });
+
+  readonly fraudAlerts = new Counter({
+    name: 'tern_fraud_alerts_total',
+    help: 'Alerts raised by fraud guards (the first message a velocity window stopped), by guard',
+    labelNames: ['guard'],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
+  }
+
+  /**
+   * One-time passwords of the whole cluster (read from the database at each scrape): those created in the last 24
+   * hours, and the share of them that were approved.
+   */
+  watchOtp(source: () => Promise<{ created: number; approved: number }>): void {
+    const registers = [this.registry];
+    const read = { at: 0, value: Promise.resolve({ created: 0, approved: 0 }) };
+    const sample = () => {
+      const now = Date.now();
+      if (now - read.at > 500) read.value = source().catch(() => ({ created: 0, approved: 0 }));
+      read.at = now;
+      return read.value;
+    };
+    new Gauge({
+      name: 'tern_otp_created_24h',
+      help: 'One-time passwords created in the last 24 hours, all nodes',
+      registers,
+      async collect() {
+        this.set((await sample()).created);
+      },
+    });
+    new Gauge({
+      name: 'tern_otp_conversion_ratio',
+      help: 'Share of the one-time passwords created in the last 24 hours that were approved, all nodes (0 when none were created)',
+      registers,
+      async collect() {
+        const { created, approved } = await sample();
+        this.set(created === 0 ? 0 : approved / created);
+      },
+    });
   }
 
   /**

@@ -14,12 +14,14 @@ import type { ConnectorFactory, FactoryEnvironment } from './kind.ts';
 import { SIMULATOR_KIND } from './simulator/kind.ts';
 import { SMPP_KIND } from './smpp/kind.ts';
 import { SMSMODE_HTTP_KIND } from './smsmode-http/kind.ts';
+import { SIP_KIND } from './sip/kind.ts';
 
 /** One factory per kind of connector: adding an operator connection is a folder and a line here. */
 export const KINDS: Readonly<Record<string, ConnectorFactory>> = {
   SIMULATOR: SIMULATOR_KIND,
   SMPP: SMPP_KIND,
   SMSMODE_HTTP: SMSMODE_HTTP_KIND,
+  SIP: SIP_KIND,
 };
 
 interface Live {
@@ -54,6 +56,7 @@ export class ConnectorRegistry {
   private loading: Promise<void> = Promise.resolve();
   private readonly changeListeners: Array<() => void> = [];
   private stopped = false;
+  private reveal: ((batch: OutboundMessage[]) => Promise<OutboundMessage[]>) | null = null;
 
   constructor(
     private readonly service: ConnectorService,
@@ -135,7 +138,7 @@ export class ConnectorRegistry {
   private counting(connector: Connector, entry: Live): Connector {
     const c = connector;
     const submit = async (batch: OutboundMessage[]): Promise<SubmitResult[]> => {
-      const results = await c.submit(batch);
+      const results = await c.submit(this.reveal ? await this.reveal(batch) : batch);
       const n = entry.counters;
       n.submitted += batch.length;
       for (const r of results) {
@@ -172,6 +175,14 @@ export class ConnectorRegistry {
       const name = entry.definition.name;
       void this.service.releaseWaiting(name).catch((err) => this.logger.warn({ err, connector: name }, 'could not release the messages waiting for it'));
     }
+  }
+
+  /**
+   * Declared once by the composition root: the text of messages shown masked (one-time passwords) is put back as they
+   * are handed to a connector, and nowhere else.
+   */
+  revealWith(reveal: (batch: OutboundMessage[]) => Promise<OutboundMessage[]>): void {
+    this.reveal = reveal;
   }
 
   /** Called after each load (the router recomputes its order). */

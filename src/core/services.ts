@@ -20,8 +20,13 @@ import type { VoiceService } from './voice/service.ts';
 import type { ContactService } from './contacts/service.ts';
 import type { Sends } from './messaging/sends.ts';
 import type { SubAccountService } from './tenancy/sub-accounts.ts';
+import type { FraudGuards } from './fraud/guards.ts';
+import type { OtpService } from './otp/service.ts';
 import type { WebhookDeliveries } from './webhooks/deliveries.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
+import type { MessageFeed } from './feed/message-feed.ts';
+import type { QuoteService } from './quotes/service.ts';
+import type { SmppSessionDirectory } from './smpp/sessions.ts';
 
 /** The use cases, built once by the composition root and shared by every door (REST, legacy HTTP, SMPP). */
 export interface Services {
@@ -64,4 +69,14 @@ export interface Services {
   router: Router;
   /** Limits that hold across the nodes of a cluster. */
   rateLimiter: ClusterRateLimiter;
+  /** One-time passwords: the verify API. */
+  otp: OtpService;
+  /** Destination countries and velocity limits that stop messages at accept. */
+  fraudGuards: FraudGuards;
+  /** Message events as they are committed, for clients that follow them live. */
+  feed: MessageFeed;
+  /** What a send would cost, before it is made. */
+  quotes: QuoteService;
+  /** The SMPP sessions bound to this node. */
+  smppSessions: SmppSessionDirectory;
 }

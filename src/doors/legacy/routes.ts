@@ -51,7 +51,7 @@ const SEND_VOICE = {
   numero: str('Comma-separated numbers: 06…, 336… or +336…'),
   title: str('Spoken before the message (a default title otherwise)'),
   date_envoi: str('ddMMyyyy-HH:mm or ddMMyyyy, in the organisation’s time zone (Europe/Paris by default)'),
-  language: str('fr-FR (default), en-GB, de-DE or es-ES'),
+  language: str('fr-FR (default), en-GB, de-DE, es-ES, it-IT, pt-PT or nl-NL'),
   refClient: str('Client reference, at most 40 characters'),
   notification_url: str('Call reports, called with GET'),
 };

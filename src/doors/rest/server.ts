@@ -22,6 +22,11 @@ import { smsRoutes } from './routes/sms.ts';
 import { trafficLimitRoutes } from './routes/traffic-limits.ts';
 import { voiceRoutes } from './routes/voice.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { fraudGuardRoutes } from './routes/fraud-guards.ts';
+import { otpRoutes } from './routes/otp.ts';
+import { keyRoutes } from './routes/keys.ts';
+import { liveRoutes } from './routes/live.ts';
+import { quoteRoutes } from './routes/quotes.ts';
 import { ErrorBody } from './schemas.ts';
 import { registerTextGuard } from './text-guard.ts';
 
@@ -108,7 +113,12 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   simulatorRoutes(app, services);
   smppAdminRoutes(app, services);
   trafficLimitRoutes(app, services);
+  fraudGuardRoutes(app, services);
+  otpRoutes(app, services);
   connectorRoutes(app, services);
+  keyRoutes(app, services);
+  liveRoutes(app, services);
+  quoteRoutes(app, services);
 
   return app;
 }

@@ -14,7 +14,7 @@ const Open = { additionalProperties: true } as const;
 const ConnectorBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, description: 'Unique, never changed: messages and receipts name their connector by it' }),
-    type: Type.String({ description: 'SIMULATOR, SMPP or SMSMODE_HTTP; the other fields are the type’s settings' }),
+    type: Type.String({ description: 'SIMULATOR, SMPP, SMSMODE_HTTP or SIP; the other fields are the type’s settings' }),
     enabled: Type.Optional(Type.Boolean()),
   },
   { ...Open, description: 'The type’s settings sit beside name and type, e.g. host, port, systemId, password (SMPP)' },
