@@ -8,7 +8,8 @@
  *   1,000,000 messages stored (smpp.ts);
  * - stored: consumption and message listing with 10,000,000 messages stored (stored.ts, fill.ts);
  * - operator: Tern to Tern over SMPP (operator.ts, SQLite);
- * - voice: text-to-speech, and SMS sends under a burst of voice sends (voice.ts, SQLite).
+ * - voice: text-to-speech, and SMS sends under a burst of voice sends (voice.ts, SQLite);
+ * - traffic: OTP latency under a draining campaign, and one tenant's latency while another floods (traffic.ts).
  * `npm run bench <group> [<group>…]` runs some of them.
  */
 import { postgresUnavailable } from './databases.ts';
@@ -19,6 +20,7 @@ import { fromRows, printResults, type Result } from './report.ts';
 import { runSmppBench } from './smpp.ts';
 import { runStoredBench } from './stored.ts';
 import { DURATION_S } from './support.ts';
+import { runTrafficBench } from './traffic.ts';
 import { runVoiceBench } from './voice.ts';
 
 const GROUPS: Record<string, () => Promise<Result[]>> = {
@@ -28,6 +30,7 @@ const GROUPS: Record<string, () => Promise<Result[]>> = {
   stored: runStoredBench,
   operator: runOperatorBench,
   voice: async () => fromRows(await runVoiceBench()),
+  traffic: async () => fromRows(await runTrafficBench()),
 };
 
 async function main(): Promise<void> {

@@ -1,0 +1,127 @@
+/**
+ * `npm run bench traffic` (SQLite): what a queued campaign and a flooding tenant do to others' messages.
+ * - OTP latency, accept → DELIVERED (from Tern's own timestamps), for BENCH_OTP_MESSAGES (300) sent at 20 a second:
+ *   alone, then while a BENCH_CAMPAIGN_RECIPIENTS (100,000) marketing campaign drains through the same network.
+ *   Target: p99 under load ≤ 2 × p99 alone.
+ * - Tenant isolation: a tenant sending BENCH_QUIET_MESSAGES (300) at 20 a second, alone, then while another tenant
+ *   sends as fast as 64 connections allow. Target: p99 ≤ 2 × alone.
+ */
+import Database from 'better-sqlite3';
+import { api, BENCH_ADMIN_KEY, progress, type Row, startBenchServer } from './support.ts';
+
+const OTP = Number(process.env.BENCH_OTP_MESSAGES ?? 300);
+const CAMPAIGN = Number(process.env.BENCH_CAMPAIGN_RECIPIENTS ?? 100_000);
+const QUIET = Number(process.env.BENCH_QUIET_MESSAGES ?? 300);
+const RATE = 20;
+const CAMPAIGN_CHUNK = 10_000;
+
+async function tenant(url: string, flow: string, balance = 100_000): Promise<{ key: string; organisationId: string }> {
+  const org = await api(url, 'POST', '/admin/v1/organisations', BENCH_ADMIN_KEY, { name: `Bench ${flow}` });
+  const channel = await api(url, 'POST', `/admin/v1/organisations/${org.organisationId}/channels`, BENCH_ADMIN_KEY, { name: `Bench ${flow}`, type: 'SMS', flow });
+  const cred = await api(url, 'POST', `/admin/v1/channels/${channel.channelId}/credentials`, BENCH_ADMIN_KEY, { name: 'bench', roles: ['ADMIN'] });
+  await api(url, 'POST', `/admin/v1/organisations/${org.organisationId}/credit`, BENCH_ADMIN_KEY, { amount: balance });
+  return { key: cred.value as string, organisationId: org.organisationId as string };
+}
+
+const number = (series: number, i: number) => `336${series}${String(i % 1_000_000).padStart(6, '0')}5`;
+
+/** Sends `count` messages at `rate` a second; answers their ids. */
+async function paced(url: string, key: string, count: number, series: number): Promise<string[]> {
+  const ids: string[] = [];
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      await new Promise((r) => setTimeout(r, Math.max(0, started + (i * 1000) / RATE - Date.now())));
+      const res = await fetch(`${url}/sms/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ recipient: { to: number(series, i) }, body: { text: `Your code is ${100000 + i}` } }),
+      });
+      const body = (await res.json()) as { messageId?: string };
+      if (res.status !== 201 || !body.messageId) throw new Error(`send answered ${res.status}`);
+      ids.push(body.messageId);
+    }),
+  );
+  return ids;
+}
+
+/** accept → DELIVERED of these messages once all are final (ms, sorted). */
+async function latencies(dbPath: string, ids: string[]): Promise<number[]> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const select = db.prepare(`select status, accepted_at, status_at from messages where id in (${ids.map(() => '?').join(',')})`);
+    for (let waited = 0; ; waited += 200) {
+      const rows = select.all(...ids) as Array<{ status: string; accepted_at: number; status_at: number }>;
+      if (rows.every((r) => r.status !== 'ENROUTE' && r.status !== 'SCHEDULED') || waited > 600_000) {
+        return rows.filter((r) => r.status === 'DELIVERED').map((r) => Number(r.status_at) - Number(r.accepted_at)).sort((a, b) => a - b);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    db.close();
+  }
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+
+function row(name: string, alone: number[], loaded: number[], note: string): Row[] {
+  const ratio = pct(loaded, 99) / Math.max(1, pct(alone, 99));
+  return [
+    { case: `${name}, alone`, 'req/s': RATE, 'p50 ms': pct(alone, 50), 'p99 ms': pct(alone, 99), 'RSS MB': '-', note: `${alone.length} delivered` },
+    { case: `${name}, ${note}`, 'req/s': RATE, 'p50 ms': pct(loaded, 50), 'p99 ms': pct(loaded, 99), 'RSS MB': '-', note: `${loaded.length} delivered; p99 ${ratio.toFixed(2)} × alone (target ≤ 2): ${ratio <= 2 ? 'met' : 'not met'}` },
+  ];
+}
+
+async function otpUnderCampaign(): Promise<Row[]> {
+  const server = await startBenchServer();
+  try {
+    const otp = await tenant(server.url, 'OTP');
+    const marketing = await tenant(server.url, 'MARKETING', 1_000_000);
+    progress(`OTP latency alone: ${OTP} at ${RATE}/s`);
+    const alone = await latencies(server.dbPath, await paced(server.url, otp.key, OTP, 1));
+    progress(`a ${CAMPAIGN}-recipient campaign, then OTPs while it drains`);
+    for (let i = 0; i < CAMPAIGN; i += CAMPAIGN_CHUNK) {
+      const recipients = Array.from({ length: Math.min(CAMPAIGN_CHUNK, CAMPAIGN - i) }, (_, j) => ({ to: number(7, i + j) }));
+      await api(server.url, 'POST', '/sms/v1/campaigns', marketing.key, { recipients, body: { text: 'Our spring sale starts today' } });
+    }
+    const loaded = await latencies(server.dbPath, await paced(server.url, otp.key, OTP, 2));
+    return row('OTP accept → DELIVERED', alone, loaded, `while a ${CAMPAIGN.toLocaleString('en-US')}-recipient campaign drains`);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function tenantIsolation(): Promise<Row[]> {
+  const server = await startBenchServer();
+  try {
+    const quiet = await tenant(server.url, 'TRANSACTIONAL');
+    const noisy = await tenant(server.url, 'TRANSACTIONAL', 1_000_000);
+    progress(`a tenant alone: ${QUIET} at ${RATE}/s`);
+    const alone = await latencies(server.dbPath, await paced(server.url, quiet.key, QUIET, 3));
+    progress('the same while another tenant floods');
+    let flooding = true;
+    let sent = 0;
+    const flood = Promise.all(
+      Array.from({ length: 64 }, async (_, c) => {
+        while (flooding) {
+          const res = await fetch(`${server.url}/sms/v1/messages`, {
+            method: 'POST',
+            headers: { 'x-api-key': noisy.key, 'content-type': 'application/json' },
+            body: JSON.stringify({ recipient: { to: number(4, c * 100_000 + sent++) }, body: { text: 'Flood' } }),
+          });
+          await res.arrayBuffer();
+        }
+      }),
+    );
+    const loaded = await latencies(server.dbPath, await paced(server.url, quiet.key, QUIET, 5));
+    flooding = false;
+    await flood;
+    return row('a tenant’s accept → DELIVERED', alone, loaded, `while another sends flat out (${sent.toLocaleString('en-US')} sent meanwhile)`);
+  } finally {
+    await server.stop();
+  }
+}
+
+export async function runTrafficBench(): Promise<Row[]> {
+  return [...(await otpUnderCampaign()), ...(await tenantIsolation())];
+}
