@@ -3,9 +3,10 @@ import type SQLite from 'better-sqlite3';
 
 /**
  * `TERN_SQL_PROFILE=<file>` (SQLite): times every statement by its SQL text and writes, when the process exits, the
- * statements that took the most time with their count and mean — where a benchmark's database time goes.
+ * statements that took the most time with their count and mean — where a benchmark's database time goes. `%p` in the
+ * file name stands for the process id (benchmarks start several servers).
  */
-const target = process.env.TERN_SQL_PROFILE;
+const target = process.env.TERN_SQL_PROFILE?.replace('%p', String(process.pid));
 const spent = new Map<string, { calls: number; ms: number }>();
 
 if (target) {

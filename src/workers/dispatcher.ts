@@ -9,14 +9,16 @@ import { Loop } from './loop.ts';
 const MAX_HANDED = 5_000;
 
 /**
- * The dispatcher: runs dispatch passes whenever messages may be due — when this node accepted messages (handed to
- * it in memory), when accepts or retries are committed (here, or on another node with PostgreSQL), when the earliest
- * queued message falls due, and on a slow safety poll. Handed batches and claims from the queue take turns.
+ * The dispatcher, two loops side by side. One sends the high-lane messages this node accepted, handed to it in
+ * memory, as soon as they are committed. The other claims from the queue whenever messages may be due there — when
+ * accepts or retries are committed (here, or on another node with PostgreSQL), when the earliest queued message
+ * falls due, and on a slow safety poll. An OTP handed over never waits for a campaign's batch being sent.
  */
-export class Dispatcher extends Loop implements DispatchHandoff {
+export class Dispatcher implements DispatchHandoff {
   private readonly handed: Array<{ claim: Claim; rows: MessageRow[] }> = [];
   private handedCount = 0;
-  private queueMayHaveWork = true;
+  private readonly handedLoop: Loop;
+  private readonly claimLoop: Loop;
 
   constructor(
     private readonly dispatch: Dispatch,
@@ -25,52 +27,68 @@ export class Dispatcher extends Loop implements DispatchHandoff {
     logger: Logger,
     safetyPollMs = 5_000,
   ) {
-    super(() => this.passes(), safetyPollMs, (err) => logger.error({ err }, 'dispatcher pass failed; retrying'));
+    const onError = (err: unknown) => logger.error({ err }, 'dispatcher pass failed; retrying');
+    this.handedLoop = new Loop(() => this.sendHanded(), safetyPollMs, onError);
+    this.claimLoop = new Loop(() => this.claimDue(), safetyPollMs, onError);
+  }
+
+  get isStopped(): boolean {
+    return this.claimLoop.isStopped;
+  }
+
+  start(): void {
+    this.handedLoop.start();
+    this.claimLoop.start();
+  }
+
+  /** Work was written to the queue (here or on another node): claim it. */
+  wake(): void {
+    this.claimLoop.wake();
   }
 
   lease(now: number): Claim | null {
-    if (this.isStopped || this.handedCount >= MAX_HANDED) return null;
+    if (this.handedLoop.isStopped || this.handedCount >= MAX_HANDED) return null;
     return { claimant: this.nodeId, leaseUntil: now + this.leaseMs };
   }
 
   take(claim: Claim, rows: MessageRow[]): void {
     this.handed.push({ claim, rows });
     this.handedCount += rows.length;
-    super.wake();
+    this.handedLoop.wake();
   }
 
   /** Stops; messages handed to it and not dispatched yet are given back to the queue for any node. */
-  override async stop(): Promise<void> {
-    await super.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.handedLoop.stop(), this.claimLoop.stop()]);
     for (const { claim, rows } of this.handed.splice(0)) {
       this.handedCount -= rows.length;
       await this.dispatch.release(claim, rows.map((m) => m.id)).catch(() => undefined);
     }
   }
 
-  /** Woken by the queue (work written, here or on another node) or by its timer: claims are worth trying. */
-  override wake(): void {
-    this.queueMayHaveWork = true;
-    super.wake();
+  private async sendHanded(): Promise<null> {
+    let sent = false;
+    for (;;) {
+      const next = this.handed.shift();
+      if (!next) break;
+      this.handedCount -= next.rows.length;
+      // A failure leaves them leased: they are claimed again when the lease runs out.
+      await this.dispatch.process(handedClaims(next.claim, next.rows), Date.now(), next.rows);
+      sent = true;
+      if (this.handedLoop.isStopped) return null;
+    }
+    // What was put back to wait (a temporary refusal) is the claim loop's, at its time.
+    if (sent) {
+      const due = await this.dispatch.nextDue(Date.now());
+      if (due !== null) this.claimLoop.at(due);
+    }
+    return null;
   }
 
-  private async passes(): Promise<number | null> {
+  private async claimDue(): Promise<number | null> {
     for (;;) {
-      // A handed batch, then a claim from the queue, in turn: handed messages (the high lane) never wait behind a
-      // backlog, and the queue's claims (which keep a share for the low lane) are never starved by them either.
-      const next = this.handed.shift();
-      if (next) {
-        this.handedCount -= next.rows.length;
-        // A failure leaves them leased: they are claimed again when the lease runs out.
-        await this.dispatch.process(handedClaims(next.claim, next.rows), Date.now(), next.rows);
-        if (this.isStopped) return null;
-      }
-      if (this.queueMayHaveWork) {
-        this.queueMayHaveWork = false;
-        if ((await this.dispatch.pass(Date.now())) >= this.dispatch.batchSize) this.queueMayHaveWork = true;
-        if (this.isStopped) return null;
-      }
-      if (this.handed.length === 0 && !this.queueMayHaveWork) break;
+      const n = await this.dispatch.pass(Date.now());
+      if (n < this.dispatch.batchSize || this.claimLoop.isStopped) break;
     }
     return this.dispatch.nextDue(Date.now());
   }
