@@ -41,7 +41,7 @@ forEachDialect('dispatch priority and fairness', (dialect) => {
     const delivered = await eventually(async () => {
       const m = await request(server, 'GET', `/sms/v1/messages/${r.body.messageId}`, { key: otp.key });
       return m.body.status.value === 'DELIVERED' ? Date.now() : undefined;
-    }, 10_000, 'the OTP delivered');
+    }, 20_000, 'the OTP delivered');
     const counts = await statusCounts(server, campaignId);
     assert.ok(delivered - sentAt < 3_000, `the OTP took ${delivered - sentAt} ms`);
     assert.ok((counts.ENROUTE ?? 0) > 500, `most of the campaign still queued behind it: ${JSON.stringify(counts)}`);
@@ -53,7 +53,7 @@ forEachDialect('dispatch priority and fairness', (dialect) => {
     const small = await createTenant(server, { balance: 10, flow: 'MARKETING' });
     const flood = await campaign(server, big, numbers(2, 2_000));
     const few = await campaign(server, small, numbers(3, 20));
-    const done = await eventually(async () => ((await statusCounts(server, few)).DELIVERED === 20 ? Date.now() : undefined), 15_000, 'the small campaign delivered');
+    const done = await eventually(async () => ((await statusCounts(server, few)).DELIVERED === 20 ? Date.now() : undefined), 30_000, 'the small campaign delivered');
     const counts = await statusCounts(server, flood);
     assert.ok((counts.ENROUTE ?? 0) > 500, `the flood still mostly queued when the small campaign is done: ${JSON.stringify(counts)} at ${done}`);
   });

@@ -8,7 +8,7 @@ import type { Principal } from '../../core/tenancy/auth.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 import type { SubAccountService } from '../../core/tenancy/sub-accounts.ts';
 import { formatLegacyDay, parseLegacyDay } from './dates.ts';
-import { type LegacyParams, param } from './service.ts';
+import { type LegacyParams, param } from './params.ts';
 
 /** createAuthorisation.do's answer, as the smsmode libraries read it. */
 export interface Authorisation {

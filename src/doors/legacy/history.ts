@@ -11,7 +11,7 @@ import type { Principal } from '../../core/tenancy/auth.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 import { formatLegacyListDate, formatLegacyMinute, parseLegacySendDate } from './dates.ts';
 import { legacyRow } from './errors.ts';
-import { type LegacyParams, param } from './service.ts';
+import { type LegacyParams, param } from './params.ts';
 import { legacySmsIdOf } from './callbacks.ts';
 
 export const LIST_DEFAULT_SIZE = 50;

@@ -8,7 +8,23 @@ import { fail } from '../../core/errors.ts';
 import { unstorableText } from '../../core/domain/text-safety.ts';
 import { asciiOf, type Charset, charsetNamed, decodeValue, parseUrlEncoded, type RawPair, requestCharset } from './charset.ts';
 import { boundaryOf, parseMultipart } from './multipart.ts';
-import { CLIENT_ADDRESS, type LegacyParams } from './service.ts';
+
+/** The client's address, carried beside the parameters (a symbol: no parameter can be named so). */
+export const CLIENT_ADDRESS: unique symbol = Symbol('client address');
+
+/** The parameters of a legacy call: query string and form fields, merged. */
+export type LegacyParams = Record<string, string | undefined> & { [CLIENT_ADDRESS]?: string };
+
+export const LEGACY_REF_CLIENT_MAX = 40;
+export const LEGACY_MAX_GET_RECIPIENTS = 300;
+export const LEGACY_MAX_POST_RECIPIENTS = 10_000;
+export const LEGACY_DEFAULT_MAX_PARTS = 5;
+
+/** A parameter's value; undefined when it is missing or blank. */
+export function param(p: LegacyParams, name: string): string | undefined {
+  const v = p[name];
+  return v === undefined || v.trim() === '' ? undefined : v;
+}
 
 /** The multipart field that carries sendSMSBatch.do's file. */
 export const FILE_FIELD = 'fichier';

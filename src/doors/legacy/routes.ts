@@ -6,7 +6,8 @@ import { LegacyAccounts } from './accounts.ts';
 import { type LegacyFailure, legacyCredit, legacyFailureOf, legacyLine, type LegacyOperationKind } from './errors.ts';
 import { LegacyHistory } from './history.ts';
 import { FILE_FIELD, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers } from './params.ts';
-import { type LegacyParams, LegacyService } from './service.ts';
+import type { LegacyParams } from './params.ts';
+import { LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
 

@@ -20,17 +20,7 @@ import type { SubAccountService } from '../../core/tenancy/sub-accounts.ts';
 import { parseBatchFile } from './csv.ts';
 import { legacyDetail } from './errors.ts';
 import { smsOptionsOf, stopFor } from './sms-options.ts';
-
-/** The parameters of a legacy call: query string and form fields, merged. */
-/** The client's address, carried beside the parameters (a symbol: no parameter can be named so). */
-export const CLIENT_ADDRESS: unique symbol = Symbol('client address');
-
-export type LegacyParams = Record<string, string | undefined> & { [CLIENT_ADDRESS]?: string };
-
-export const LEGACY_REF_CLIENT_MAX = 40;
-export const LEGACY_MAX_GET_RECIPIENTS = 300;
-export const LEGACY_MAX_POST_RECIPIENTS = 10_000;
-export const LEGACY_DEFAULT_MAX_PARTS = 5;
+import { CLIENT_ADDRESS, LEGACY_DEFAULT_MAX_PARTS, LEGACY_MAX_GET_RECIPIENTS, LEGACY_MAX_POST_RECIPIENTS, LEGACY_REF_CLIENT_MAX, type LegacyParams, param } from './params.ts';
 
 export interface LegacySendResult {
   /** 0 when accepted; 33 when every message was refused for want of credit (or a consumption limit). */
@@ -46,11 +36,6 @@ export interface LegacyReportItem {
 
 const CREDIT_DETAILS = new Set(['INSUFFICIENT_CREDIT', 'DAILY_LIMIT_EXCEEDED', 'ORGANISATION_MONTHLY_LIMIT_EXCEEDED']);
 
-/** A parameter's value; undefined when it is missing or blank. */
-export function param(p: LegacyParams, name: string): string | undefined {
-  const v = p[name];
-  return v === undefined || v.trim() === '' ? undefined : v;
-}
 
 /**
  * The legacy HTTP 1.6 operations, on the same services as REST: sends through `MessagingService.sendSms` (or the

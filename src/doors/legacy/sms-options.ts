@@ -2,7 +2,7 @@
 import { fail } from '../../core/errors.ts';
 import { analyseText, type TextEncoding, TextError } from '../../core/domain/text.ts';
 import { OPT_OUT_MENTION } from '../../core/messaging/sms.ts';
-import { LEGACY_DEFAULT_MAX_PARTS, type LegacyParams, param } from './service.ts';
+import { LEGACY_DEFAULT_MAX_PARTS, type LegacyParams, param } from './params.ts';
 
 export interface SmsOptions {
   /** `classe_msg`: 2 (default), 4 (replies allowed) or 9 (Unicode). */

@@ -22,7 +22,7 @@ import { coreErrorPayload } from '../errors.ts';
 import { answerSend } from '../idempotency.ts';
 import { errorResponses, Nullable, PageQuery, pageItems } from '../schemas.ts';
 import { ChannelRef, channelRef } from '../views.ts';
-import { dateParam, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from './sms.ts';
+import { dateParam, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from '../messages.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 

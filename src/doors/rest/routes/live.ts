@@ -8,7 +8,7 @@ import type { Services } from '../../../core/services.ts';
 import { authorize } from '../access.ts';
 import { errorResponses } from '../schemas.ts';
 import { reachableChannel } from './commons.ts';
-import { readableChannelIds, renderMessage } from './sms.ts';
+import { readableChannelIds, renderMessage } from '../messages.ts';
 
 const EventsQuery = Type.Object({
   'searchBy[channel.type]': Type.Optional(Type.String({ enum: ['SMS', 'RCS', 'VOICE'] })),

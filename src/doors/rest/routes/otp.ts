@@ -6,7 +6,7 @@ import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import { authorize, baseUrl } from '../access.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
-import { readableChannelIds } from './sms.ts';
+import { readableChannelIds } from '../messages.ts';
 
 const Attempts = Type.Object({
   max: Type.Integer({ description: 'Checks allowed; the last wrong one cancels the code' }),

@@ -25,17 +25,7 @@ import { sendDateParam } from '../dates.ts';
 import { answerSend } from '../idempotency.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 import { campaignRoutes } from './campaigns.ts';
-import {
-  dateParam,
-  EventList,
-  eventList,
-  ListQuery,
-  listMessagesFor,
-  MessageList,
-  readableChannelIds,
-  renderMessage,
-  renderMessages,
-} from './sms.ts';
+import { dateParam, EventList, eventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage, renderMessages } from '../messages.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 const Strict = { additionalProperties: false } as const;

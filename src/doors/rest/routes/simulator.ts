@@ -8,7 +8,7 @@ import { DEFAULT_SIMULATOR } from '../../../core/routing/service.ts';
 import { fail } from '../../../core/errors.ts';
 import { normaliseRecipient } from '../../../core/messaging/sms.ts';
 import { tagged } from './rcs.ts';
-import { renderMessage } from './sms.ts';
+import { renderMessage } from '../messages.ts';
 
 const SmsMoBody = Type.Object({
   from: Type.String({ minLength: 1, maxLength: 32, description: "The mobile user's number" }),

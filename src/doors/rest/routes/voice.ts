@@ -7,7 +7,7 @@ import { VOICE_LANGUAGES } from '../../../core/voice/tts.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, IdParams, Nullable } from '../schemas.ts';
 import { sendDateParam } from '../dates.ts';
-import { EventList, eventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from './sms.ts';
+import { EventList, eventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from '../messages.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 

@@ -7,7 +7,7 @@ import type { DeliveryWithAttempts } from '../../../core/webhooks/deliveries.ts'
 import type { WebhookDelivery } from '../../../core/types.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, PageQuery } from '../schemas.ts';
-import { readableChannelIds } from './sms.ts';
+import { readableChannelIds } from '../messages.ts';
 
 const DELIVERY_STATES = ['PENDING', 'DELIVERED', 'FAILED', 'GONE', 'REFUSED'] as const;
 
