@@ -3,9 +3,18 @@
  * Renders text to telephony WAV (synthesis, resampling and the WAV file all happen here, off the HTTP thread), and
  * answers probes for the voices the engine has.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { resamplePcm16, writeWav } from '../core/domain/wav.ts';
 import type { WorkerAnswer } from './pool.ts';
+
+// Synthesis is batch work beside a latency-bound HTTP thread: on Linux a thread's niceness is its own, so lowering this
+// worker's leaves the process's other threads (the API) first in line for the CPU during a burst of voice sends.
+try {
+  setPriority(0, 10);
+} catch {
+  // Not permitted here, or not per thread on this system: the worker runs at the process's priority.
+}
 
 export type WasmJob =
   | { kind: 'render'; text: string; voice: string; rate: number; sampleRate: number; maxSeconds: number }
