@@ -4,11 +4,11 @@ import type { Db, Dialect } from './schema.ts';
 
 /**
  * The work queues a node can be woken for (`otp`: one-time passwords' timers), `config` for connectors and routes
- * changed by another node, and `organisations` for organisation settings that nodes cache.
+ * changed by another node, and `organisations` and `prices` for settings that nodes cache.
  */
-export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations' | 'otp';
+export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations' | 'otp' | 'prices';
 
-const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations', 'otp']);
+const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations', 'otp', 'prices']);
 
 type Listener = () => void;
 

@@ -68,6 +68,8 @@ export class MessagingService {
       const appliedIds = new Set(applied.map((m) => m.id));
       return changes.map((c) => appliedIds.has(c.messageId));
     }, 500);
+    // Another node changed the price list: read it again (a failed read keeps the list this node has).
+    store.signals.on('prices', () => void this.reloadPrices().catch(() => undefined));
     this.campaigns = new CampaignService(store, this);
     this.campaigns.register('SMS', smsCampaignSender(this));
   }
@@ -89,9 +91,11 @@ export class MessagingService {
     return this.priceList;
   }
 
+  /** Changes prices; every node charges them from its next send (this one at once, the others when told). */
   async setPrices(entries: PriceEntry[], now = Date.now()): Promise<void> {
     await upsertPrices(this.store.db, entries, now);
     await this.reloadPrices();
+    await this.store.signals.raise(this.store.db, 'prices');
   }
 
   /**
