@@ -150,6 +150,15 @@ export class AccessControl {
     return new RateLimitedError(reason, retryAt, quota);
   }
 
+  /**
+   * An SMPP credential's submits a second, for the whole cluster (shared through the database on PostgreSQL): true
+   * when `units` more would go past `tps`.
+   */
+  async smppOverRate(credentialId: string, tps: number, units: number): Promise<boolean> {
+    if (!(tps > 0)) return false;
+    return !(await this.limiter.take(`smpp-tps:${credentialId}`, units, { limit: tps, windowMs: 1_000 })).ok;
+  }
+
   private async take(group: RouteGroup, credentialId: string, organisationId: string): Promise<Quota> {
     const limits = (await this.limitsOf(organisationId))[group];
     const perKey = await this.limiter.take(`${group}:key:${credentialId}`, 1, { limit: limits.perKey, windowMs: 1_000 });

@@ -147,6 +147,10 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     return uuidv7();
   }
 
+  overRate(p: SmppGatewayPrincipal, units: number): Promise<boolean> {
+    return this.access.smppOverRate(p.credentialId, p.tps, units);
+  }
+
   async submit(p: SmppGatewayPrincipal, s: SmppSubmit): Promise<SmppSubmitResult> {
     const credential = await this.credentials.get(p.credentialId);
     // The credential was deleted or disabled while this session was bound.

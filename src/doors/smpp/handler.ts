@@ -94,6 +94,11 @@ export interface SmppHandler<P extends SmppPrincipal = SmppPrincipal> {
   concatExpired?(principal: P, expired: SmppConcatExpired): void;
   /** A receiver or transceiver session of this principal is bound: held receipts and MO can be sent now. */
   onBound?(principal: P, mode: BindMode): void;
+  /**
+   * Whether `units` more submits would go past the principal's `tps` across every node; without it each server
+   * counts its own sessions only.
+   */
+  overRate?(principal: P, units: number): Promise<boolean>;
 }
 
 /**

@@ -144,16 +144,21 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     },
   });
 
-  function throttled(p: P, n: number): boolean {
+  async function throttled(p: P, n: number): Promise<boolean> {
     if (!(p.tps > 0)) return false;
-    let bucket = buckets.get(p.key);
-    if (!bucket || bucket.rate !== p.tps) {
-      bucket = new TokenBucket(p.tps, p.tps, now());
-      buckets.set(p.key, bucket);
+    let over: boolean;
+    if (handler.overRate) {
+      over = await handler.overRate(p, n);
+    } else {
+      let bucket = buckets.get(p.key);
+      if (!bucket || bucket.rate !== p.tps) {
+        bucket = new TokenBucket(p.tps, p.tps, now());
+        buckets.set(p.key, bucket);
+      }
+      over = !bucket.tryTake(n, now());
     }
-    if (bucket.tryTake(n, now())) return false;
-    metric('smpp_throttled_total', { system_id: p.systemId }, n);
-    return true;
+    if (over) metric('smpp_throttled_total', { system_id: p.systemId }, n);
+    return over;
   }
 
   function sessionsGauge(p: P): void {
@@ -203,7 +208,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
   }
 
   async function onSubmitSm(p: P, pdu: Pdu): Promise<RequestResult> {
-    if (throttled(p, 1)) return { status: SmppStatus.ESME_RTHROTTLED };
+    if (await throttled(p, 1)) return { status: SmppStatus.ESME_RTHROTTLED };
     const decoded = decodeSubmit(pdu, new Date(now()));
     if (!decoded.ok) {
       log.debug({ systemId: p.systemId, reason: decoded.reason }, 'smpp submit_sm refused');
@@ -253,7 +258,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
   async function onSubmitMulti(p: P, pdu: Pdu): Promise<RequestResult> {
     const dests = multiDestinations(pdu);
     if (dests.length === 0) return { status: SmppStatus.ESME_RINVNUMDESTS };
-    if (throttled(p, dests.length)) return { status: SmppStatus.ESME_RTHROTTLED };
+    if (await throttled(p, dests.length)) return { status: SmppStatus.ESME_RTHROTTLED };
     const decoded = decodeSubmit(pdu, new Date(now()));
     if (!decoded.ok) return { status: decoded.status };
     const { fields, payload, concat } = decoded.submit;

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { encodeGsm7 } from '../../../src/core/domain/text.ts';
+import { SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
+import { createTenant, request, startTestServer } from '../../support/server.ts';
+import { call, packageClient } from '../../support/smpp.ts';
+
+const skip = process.env.TERN_TEST_DATABASE_URL ? false : 'PostgreSQL not available: TERN_TEST_DATABASE_URL is not set';
+
+describe('an SMPP credential’s TPS across a cluster [postgres]', { skip }, () => {
+  test('binds on two nodes share one rate', async () => {
+    const first = await startTestServer('postgres');
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const sessions: Array<Awaited<ReturnType<typeof packageClient>>> = [];
+    try {
+      const t = await createTenant(first, { balance: 100, channel: { defaultFromField: 'ACME' } });
+      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: first.adminKey, body: { systemId: 'shared', password: 'pw123', tps: 10, maxBinds: 4 } });
+      assert.equal(cred.status, 201, cred.text);
+      for (const node of [first, second]) {
+        const s = await packageClient(node.smppPort);
+        sessions.push(s);
+        assert.equal((await call(s, 'bind_transmitter', { system_id: 'shared', password: 'pw123' })).command_status, 0);
+      }
+      // Each node gets 15 submits at once, just after a second begins (the limit counts whole seconds): 30 asked, 10 a
+      // second allowed for the two together.
+      await new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000) + 20));
+      const started = Date.now();
+      const answers = await Promise.all(
+        sessions.flatMap((s, n) => Array.from({ length: 15 }, (_, i) => call(s, 'submit_sm', { destination_addr: `33612${n}${String(i).padStart(4, "0")}5`, short_message: encodeGsm7(`tps ${n} ${i}`) }))),
+      );
+      const elapsed = Date.now() - started;
+      const accepted = answers.filter((a) => a.command_status === 0).length;
+      const throttled = answers.filter((a) => a.command_status === SmppStatus.ESME_RTHROTTLED).length;
+      assert.equal(accepted + throttled, 30, answers.map((a) => a.command_status).join(','));
+      // Within the second it started in, 10 at most for both nodes together (each allowing its own 10 would make 20).
+      const windows = Math.floor((started % 1_000 + elapsed) / 1_000) + 1;
+      assert.ok(accepted <= 10 * windows, `${accepted} accepted over ${windows} second(s)`);
+      assert.ok(accepted >= 5 && throttled > 0, `${accepted} accepted`);
+    } finally {
+      for (const s of sessions) s.close();
+      await second.stop();
+      await first.stop();
+    }
+  });
+});
