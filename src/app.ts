@@ -25,6 +25,7 @@ import { MessagingService } from './core/messaging/service.ts';
 import { RcsService } from './core/rcs/service.ts';
 import { ConnectorService } from './core/routing/service.ts';
 import type { Services } from './core/services.ts';
+import { SmppBinds } from './core/smpp/binds.ts';
 import { SmppOutbox } from './core/smpp/outbox.ts';
 import { AccessControl } from './core/tenancy/access.ts';
 import { AuthService } from './core/tenancy/auth.ts';
@@ -164,7 +165,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onLockout: (door) => metrics.authLockouts.inc({ door }),
     onLimited: (group) => metrics.rateLimited.inc({ group }),
   });
-  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, access, logger.child({ component: 'smpp' }));
+  const smppBinds = new SmppBinds(store, config.nodeId);
+  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, access, smppBinds, logger.child({ component: 'smpp' }));
 
   // Fraud guards look at every message before it is stored; a one-time password's text is put back for connectors only.
   const fraudGuards = new FraudGuards(store, tenancy, rateLimiter, {
@@ -357,6 +359,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       const httpsPort = https ? await https.listen() : undefined;
       if (https) logger.info({ httpsPort, subject: https.certificate.subject, validTo: https.certificate.validTo }, 'HTTPS listening');
       webhookSender.start();
+      // Binds this node id held before a restart belong to sessions that are gone.
+      await smppBinds.forget();
       const smppPorts = await smppServer.listen();
       smppSender.start();
       logger.info(smppPorts, 'SMPP listening');
@@ -372,6 +376,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       stopped = true;
       // SMPP first: its clients are unbound while the pipeline behind them still runs.
       await smppServer.close();
+      await smppBinds.forget().catch((err: unknown) => logger.warn({ err }, 'could not give back the SMPP binds of this node'));
       await Promise.all([https?.close(), http.close()]);
       await otpTimers.stop();
       await services.feed.stop();

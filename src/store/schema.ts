@@ -273,6 +273,14 @@ export interface VoiceAudioTable {
   created_at: number;
 }
 
+export interface SmppBindTable {
+  credential_id: string;
+  /** The session holding the bind (unique per connection). */
+  session: string;
+  node: string;
+  bound_at: number;
+}
+
 export interface SmppCredentialTable {
   id: string;
   channel_id: string;
@@ -520,6 +528,7 @@ export interface Database {
   account_logins: AccountLoginTable;
   route_rollups: RouteRollupTable;
   nodes: NodeTable;
+  smpp_binds: SmppBindTable;
   connector_slots: ConnectorSlotTable;
   unmatched_receipts: UnmatchedReceiptTable;
   rate_windows: RateWindowTable;

@@ -30,6 +30,7 @@ import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.
 import { activeCredentialsOfChannels, type SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 import type { AccessControl } from '../../core/tenancy/access.ts';
+import type { SmppBinds } from '../../core/smpp/binds.ts';
 
 /** A bind refused for its credentials is answered this late, then its connection closed: guessing costs time. */
 const FAILED_BIND_ANSWER_MS = 1_000;
@@ -95,6 +96,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     readonly credentials: SmppCredentialService,
     private readonly outbox: SmppOutbox,
     private readonly access: AccessControl,
+    private readonly binds: SmppBinds,
     private readonly logger: Logger,
     opts: SmppGatewayOptions = {},
   ) {
@@ -149,6 +151,14 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
 
   overRate(p: SmppGatewayPrincipal, units: number): Promise<boolean> {
     return this.access.smppOverRate(p.credentialId, p.tps, units);
+  }
+
+  claimBind(p: SmppGatewayPrincipal, session: string): Promise<boolean> {
+    return this.binds.claim(p.credentialId, session, p.maxBinds);
+  }
+
+  releaseBind(p: SmppGatewayPrincipal, session: string): void {
+    this.binds.release(p.credentialId, session).catch((err: unknown) => this.logger.warn({ err }, 'could not release an SMPP bind; it is freed when this node stops'));
   }
 
   async submit(p: SmppGatewayPrincipal, s: SmppSubmit): Promise<SmppSubmitResult> {

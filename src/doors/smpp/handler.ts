@@ -99,6 +99,12 @@ export interface SmppHandler<P extends SmppPrincipal = SmppPrincipal> {
    * counts its own sessions only.
    */
   overRate?(principal: P, units: number): Promise<boolean>;
+  /**
+   * Whether this session may hold one more of the principal's `maxBinds` across every node (it then holds it until
+   * `releaseBind`); without it each server counts its own sessions only.
+   */
+  claimBind?(principal: P, session: string): Promise<boolean>;
+  releaseBind?(principal: P, session: string): void;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 import { formatSmppTime } from '../../protocols/smpp/receipt.ts';
@@ -89,6 +90,8 @@ const BIND_MODE: Readonly<Record<string, BindMode>> = {
 };
 
 interface Conn<P> {
+  /** Names the connection when its bind is counted for the cluster. */
+  id: string;
   session: SmppSession;
   principal?: P;
   mode?: BindMode;
@@ -165,6 +168,11 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     metric('smpp_sessions', { system_id: p.systemId }, byPrincipal.get(p.key)?.size ?? 0);
   }
 
+  /** Closed, or the server stopping (read anew after each await). */
+  function gone(conn: Conn<P>): boolean {
+    return conn.session.state === 'CLOSED' || closing;
+  }
+
   async function onBind(conn: Conn<P>, pdu: Pdu): Promise<RequestResult> {
     const mode = BIND_MODE[pdu.command]!;
     const systemId = str(pdu, 'system_id');
@@ -186,9 +194,14 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     const p = result.principal;
     if (conn.session.state === 'CLOSED' || closing) return { status: SmppStatus.ESME_RBINDFAIL };
     const bound = byPrincipal.get(p.key) ?? new Set<Conn<P>>();
-    if (bound.size >= p.maxBinds) {
+    if (bound.size >= p.maxBinds || (handler.claimBind && !(await handler.claimBind(p, conn.id)))) {
       metric('smpp_bind_failures_total', { system_id: p.systemId, status: hex(SmppStatus.ESME_RBINDFAIL) });
       log.info({ systemId, mode, maxBinds: p.maxBinds }, 'smpp bind refused: too many binds');
+      return { status: SmppStatus.ESME_RBINDFAIL };
+    }
+    if (gone(conn)) {
+      // Gone while its bind was being counted.
+      handler.releaseBind?.(p, conn.id);
       return { status: SmppStatus.ESME_RBINDFAIL };
     }
     bound.add(conn);
@@ -394,7 +407,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       ...(options.maxConcurrentRequests !== undefined && { maxConcurrentRequests: options.maxConcurrentRequests }),
       ...(options.bindTimeoutMs !== undefined && { bindTimeoutMs: options.bindTimeoutMs }),
     });
-    const conn: Conn<P> = { session, secure };
+    const conn: Conn<P> = { id: randomUUID(), session, secure };
     conns.add(conn);
     session.setHandler((pdu) => onRequest(conn, pdu));
     session.on('bound', () => {
@@ -424,6 +437,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       const bound = byPrincipal.get(p.key);
       bound?.delete(conn);
       if (bound && bound.size === 0) byPrincipal.delete(p.key);
+      handler.releaseBind?.(p, conn.id);
       sessionsGauge(p);
       log.info({ systemId: p.systemId, mode: conn.mode, reason, secure }, 'smpp session closed');
     });

@@ -17,6 +17,7 @@ import * as organisationLocale from './019-organisation-locale.ts';
 import * as otp from './020-otp.ts';
 import * as webhookOrigin from './023-webhook-origin.ts';
 import * as dispatchLanes from './024-dispatch-lanes.ts';
+import * as smppBinds from './025-smpp-binds.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '020-otp': otp,
   '023-webhook-origin': webhookOrigin,
   '024-dispatch-lanes': dispatchLanes,
+  '025-smpp-binds': smppBinds,
 };

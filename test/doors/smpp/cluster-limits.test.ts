@@ -4,10 +4,11 @@ import { encodeGsm7 } from '../../../src/core/domain/text.ts';
 import { SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import { createTenant, request, startTestServer } from '../../support/server.ts';
 import { call, packageClient } from '../../support/smpp.ts';
+import { eventually } from '../../support/wait.ts';
 
 const skip = process.env.TERN_TEST_DATABASE_URL ? false : 'PostgreSQL not available: TERN_TEST_DATABASE_URL is not set';
 
-describe('an SMPP credential’s TPS across a cluster [postgres]', { skip }, () => {
+describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, () => {
   test('binds on two nodes share one rate', async () => {
     const first = await startTestServer('postgres');
     const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
@@ -36,6 +37,38 @@ describe('an SMPP credential’s TPS across a cluster [postgres]', { skip }, () 
       const windows = Math.floor((started % 1_000 + elapsed) / 1_000) + 1;
       assert.ok(accepted <= 10 * windows, `${accepted} accepted over ${windows} second(s)`);
       assert.ok(accepted >= 5 && throttled > 0, `${accepted} accepted`);
+    } finally {
+      for (const s of sessions) s.close();
+      await second.stop();
+      await first.stop();
+    }
+  });
+
+  test('maxBinds counts the binds of every node, and a bind given back is free on any node', async () => {
+    const first = await startTestServer('postgres');
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const sessions: Array<Awaited<ReturnType<typeof packageClient>>> = [];
+    const open = async (node: typeof first) => {
+      const s = await packageClient(node.smppPort);
+      sessions.push(s);
+      return s;
+    };
+    try {
+      const t = await createTenant(first, { balance: 1 });
+      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: first.adminKey, body: { systemId: 'single', password: 'pw123', maxBinds: 1 } });
+      assert.equal(cred.status, 201, cred.text);
+      const onFirst = await open(first);
+      assert.equal((await call(onFirst, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status, 0);
+      const onSecond = await open(second);
+      assert.equal((await call(onSecond, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status, SmppStatus.ESME_RBINDFAIL, 'the second node counts the first node’s bind');
+      await call(onFirst, 'unbind');
+      // Given back when the first node's session has closed, a moment after the unbind is answered.
+      const status = await eventually(async () => {
+        const again = await open(second);
+        const r = (await call(again, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status;
+        return r === 0 ? r : undefined;
+      }, 5_000, 'the bind free again');
+      assert.equal(status, 0);
     } finally {
       for (const s of sessions) s.close();
       await second.stop();
