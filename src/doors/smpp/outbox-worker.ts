@@ -11,7 +11,8 @@ import { decodeOutboxPdus } from './gateway.ts';
 export interface SmppDeliverTarget {
   /** Resolves true only when every deliver_sm was answered with status 0. */
   deliver(principalKey: string, pdus: DeliverSmFields[]): Promise<boolean>;
-  sessionCount(principalKey?: string): number;
+  /** Sessions of a principal that can take deliver_sm here (receivers and transceivers; not transmitters). */
+  receiverCount(principalKey: string): number;
 }
 
 export interface SmppOutboxOptions {
@@ -115,7 +116,8 @@ export class SmppOutboxWorker {
       this.justBound.clear();
       await this.outbox.makeDue(ids, now);
     }
-    for (const id of this.receivers) if (this.target.sessionCount(id) === 0) this.receivers.delete(id);
+    // A node left with only a transmitter of a credential cannot deliver its receipts: it stops claiming them.
+    for (const id of this.receivers) if (this.target.receiverCount(id) === 0) this.receivers.delete(id);
     await this.refreshGauge();
     for (;;) {
       const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
@@ -147,7 +149,7 @@ export class SmppOutboxWorker {
     } catch (err) {
       this.logger.warn({ err, row: row.id }, 'smpp deliver_sm failed');
     }
-    const unbound = !ok && this.target.sessionCount(row.credential_id) === 0;
+    const unbound = !ok && this.target.receiverCount(row.credential_id) === 0;
     await this.recorder.submit({ row, ok, unbound, at: Date.now() });
   }
 

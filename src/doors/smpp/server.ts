@@ -70,6 +70,8 @@ export interface SmppServer {
   deliver(principalKey: string, pdus: DeliverSmFields | DeliverSmFields[]): Promise<boolean>;
   /** Sessions bound (or binding) for a principal, or for all. */
   sessionCount(principalKey?: string): number;
+  /** Sessions of a principal bound as receiver or transceiver: those deliver_sm can go to. */
+  receiverCount(principalKey: string): number;
   /** The sessions bound on this node, of a principal or of all. */
   sessions(principalKey?: string): SmppSessionInfo[];
 }
@@ -510,6 +512,12 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       const labels = { system_id: conn.principal!.systemId, outcome: ok ? 'ok' : 'failed' };
       metric('smpp_delivers_total', labels, list.length);
       return ok;
+    },
+
+    receiverCount(principalKey) {
+      let n = 0;
+      for (const c of byPrincipal.get(principalKey) ?? []) if (c.session.state === 'BOUND_RX' || c.session.state === 'BOUND_TRX') n++;
+      return n;
     },
 
     sessionCount(principalKey) {

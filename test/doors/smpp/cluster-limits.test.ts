@@ -75,4 +75,48 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
       await first.stop();
     }
   });
+
+  test('receipts go to a node with a receiver, not to one left with only a transmitter', async () => {
+    const first = await startTestServer('postgres');
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const sessions: Array<Awaited<ReturnType<typeof packageClient>>> = [];
+    const open = async (node: typeof first, mode: string) => {
+      const s = await packageClient(node.smppPort);
+      sessions.push(s);
+      assert.equal((await call(s, mode, { system_id: 'split', password: 'pw123' })).command_status, 0);
+      return s;
+    };
+    try {
+      const t = await createTenant(first, { balance: 10, channel: { defaultFromField: 'ACME' } });
+      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: first.adminKey, body: { systemId: 'split', password: 'pw123', maxBinds: 4 } });
+      assert.equal(cred.status, 201, cred.text);
+      const transmitter = await open(first, 'bind_transmitter');
+      const firstReceiver = await open(first, 'bind_receiver');
+      const receiver = await open(second, 'bind_receiver');
+      const receipts: string[] = [];
+      for (const s of [firstReceiver, receiver]) {
+        s.on('deliver_sm', (pdu: any) => {
+          s.send(pdu.response());
+          receipts.push(String(pdu.receipted_message_id ?? ''));
+        });
+      }
+      // The first node keeps only its transmitter.
+      await call(firstReceiver, 'unbind');
+      receipts.length = 0;
+      const started = Date.now();
+      const ids = await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          const r = await call(transmitter, 'submit_sm', { destination_addr: `3361234${String(i).padStart(3, '0')}5`, registered_delivery: 1, short_message: encodeGsm7(`receipt ${i}`) });
+          assert.equal(r.command_status, 0);
+          return String(r.message_id);
+        }),
+      );
+      await eventually(() => ids.every((id) => receipts.includes(id)), 15_000, 'every receipt on the second node’s receiver');
+      assert.ok(Date.now() - started < 3_000, `receipts took ${Date.now() - started} ms`);
+    } finally {
+      for (const s of sessions) s.close();
+      await second.stop();
+      await first.stop();
+    }
+  });
 });
