@@ -28,6 +28,7 @@ export class Cache<K, V> {
   readonly #entries = new Map<K, Entry<K, V>>();
   #newest: Entry<K, V> | null = null;
   #oldest: Entry<K, V> | null = null;
+  #generation = 0;
 
   constructor({ capacity, ttlMs }: CacheOptions) {
     if (capacity !== Number.POSITIVE_INFINITY && (!Number.isInteger(capacity) || capacity < 1)) {
@@ -36,6 +37,11 @@ export class Cache<K, V> {
     if (ttlMs !== undefined && !(ttlMs > 0)) throw new RangeError(`cache ttlMs must be positive, got ${ttlMs}`);
     this.capacity = capacity;
     this.ttlMs = ttlMs;
+  }
+
+  /** Changes at every `clear()`: read it before loading a value, and store the value with `setUnlessCleared`. */
+  get generation(): number {
+    return this.#generation;
   }
 
   /** Entries held, expired ones included until they are read or pushed out. */
@@ -79,6 +85,14 @@ export class Cache<K, V> {
     if (this.#entries.size > this.capacity && this.#oldest) this.delete(this.#oldest.key);
   }
 
+  /**
+   * Stores a value loaded while the cache was at `generation`, unless it was cleared since: a clear says that what
+   * was read before it may be out of date, and a load that ends after the clear must not bring it back.
+   */
+  setUnlessCleared(generation: number, key: K, value: V, now?: number): void {
+    if (generation === this.#generation) this.set(key, value, now);
+  }
+
   delete(key: K): boolean {
     const entry = this.#entries.get(key);
     if (!entry) return false;
@@ -100,6 +114,7 @@ export class Cache<K, V> {
   }
 
   clear(): void {
+    this.#generation += 1;
     this.#entries.clear();
     this.#newest = null;
     this.#oldest = null;

@@ -75,13 +75,16 @@ export class ClusterRateLimiter {
       }
       await l.fetching;
     }
-    if (l.held < n) return { ok: false, retryAt: resetAt, resetAt };
+    // A limit lowered during a window holds at once: this node never spends more of a window than the limit as it is
+    // now, units it took under the old limit included.
+    if (l.held < n || l.granted - l.held + n > rate.limit) return { ok: false, retryAt: resetAt, resetAt };
     l.held -= n;
-    return { ok: true, remaining: Math.max(0, rate.limit - l.granted) + l.held, resetAt };
+    const remaining = Math.min(Math.max(0, rate.limit - l.granted) + l.held, rate.limit - (l.granted - l.held));
+    return { ok: true, remaining, resetAt };
   }
 
   private async fetch(key: string, l: Local, want: number, limit: number): Promise<void> {
-    const got = this.shared ? await takeFromWindow(this.store, key, l.windowStart, want, limit) : Math.min(want, limit - l.granted);
+    const got = this.shared ? await takeFromWindow(this.store, key, l.windowStart, want, limit) : Math.max(0, Math.min(want, limit - l.granted));
     l.held += got;
     l.granted += got;
     if (got < want) l.spent = true;

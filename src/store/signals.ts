@@ -3,12 +3,17 @@ import pg from 'pg';
 import type { Db, Dialect } from './schema.ts';
 
 /**
- * The work queues a node can be woken for (`otp`: one-time passwords' timers), `config` for connectors and routes
- * changed by another node, and `organisations` and `prices` for settings that nodes cache.
+ * The work queues a node can be woken for (`otp`: one-time passwords' timers), and the settings nodes keep in
+ * memory, each dropped or read again when another node changes them: `config` for connectors and routes, `prices`,
+ * `organisations` (locales, fraud guards) and `settings` (channels, API keys, SMPP credentials, sub-account logins,
+ * traffic limits).
  */
-export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations' | 'otp' | 'prices';
+export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-records' | 'receipts' | 'config' | 'organisations' | 'otp' | 'prices' | 'settings';
 
-const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations', 'otp', 'prices']);
+const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations', 'otp', 'prices', 'settings']);
+
+/** How long a node waits before listening again after its listening connection was lost (and between attempts). */
+const RELISTEN_MS = 1_000;
 
 type Listener = () => void;
 
@@ -16,7 +21,8 @@ type Listener = () => void;
  * Wake-ups for the workers that read the store's queues: when a transaction writes due work into a queue, the
  * workers of that queue run as soon as it commits — on this node through an in-process signal, on the other nodes
  * (PostgreSQL) through `NOTIFY`, which PostgreSQL delivers only when the transaction commits. Workers still look on
- * their own now and then (a slow safety poll), so a lost notification only delays work.
+ * their own now and then (a slow safety poll), so a lost notification only delays work. Changes of settings travel the
+ * same way, so every node drops its copy of them as soon as they are committed.
  */
 export class Signals {
   private readonly listeners = new Map<Signal, Set<Listener>>();
@@ -41,8 +47,8 @@ export class Signals {
   }
 
   /**
-   * Says that `db` wrote work for `signal`'s workers: inside a transaction opened by `inTransaction`, they are woken
-   * when it commits; outside one, at once. Other nodes hear of it through PostgreSQL.
+   * Says that `db` wrote work for `signal`'s workers (or changed the settings it names): inside a transaction opened
+   * by `inTransaction`, they are woken when it commits; outside one, at once. Other nodes hear of it through PostgreSQL.
    */
   async raise(db: Db, signal: Signal): Promise<void> {
     if (db.isTransaction) {
@@ -77,24 +83,53 @@ export class Signals {
     for (const l of this.listeners.get(signal) ?? []) l();
   }
 
-  /** PostgreSQL: one connection of this node listens for the other nodes' notifications. */
+  /**
+   * PostgreSQL: one connection of this node listens for the other nodes' notifications. When it is lost the node
+   * listens again (every second until it can); notifications sent meanwhile are lost, so once listening again it
+   * acts as if every signal had come: caches of settings are dropped and workers look at their queues.
+   */
   async listen(connectionString: string, options?: string): Promise<void> {
     if (this.dialect !== 'postgres' || this.listener || this.closed) return;
-    const client = new pg.Client({ connectionString, ...(options ? { options } : {}) });
+    await this.connectListener(connectionString, options);
+  }
+
+  private async connectListener(connectionString: string, options: string | undefined, again = false): Promise<void> {
+    const client = new pg.Client({ connectionString, application_name: `tern listener ${this.nodeId}`, ...(options ? { options } : {}) });
     client.on('notification', (n) => {
       const [signal, node] = (n.payload ?? '').split(':');
       if (node === this.nodeId || !SIGNALS.has(signal ?? '')) return;
       this.fire(signal as Signal);
     });
-    client.on('error', () => {
-      // The connection dropped: listen again; workers poll meanwhile.
+    const lost = () => {
+      // Only the connection this node listens on; one that failed while connecting is the caller's to retry.
+      if (this.listener !== client) return;
       this.listener = null;
       client.end().catch(() => undefined);
-      if (!this.closed) setTimeout(() => void this.listen(connectionString, options).catch(() => undefined), 1_000).unref();
-    });
-    await client.connect();
-    await client.query(`listen "${this.channel}"`);
+      this.listenAgainLater(connectionString, options);
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    try {
+      await client.connect();
+      await client.query(`listen "${this.channel}"`);
+    } catch (err) {
+      client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed || this.listener) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.listener = client;
+    if (again) for (const signal of SIGNALS) this.fire(signal as Signal);
+  }
+
+  private listenAgainLater(connectionString: string, options: string | undefined): void {
+    if (this.closed) return;
+    setTimeout(() => {
+      if (this.closed || this.listener) return;
+      this.connectListener(connectionString, options, true).catch(() => this.listenAgainLater(connectionString, options));
+    }, RELISTEN_MS).unref();
   }
 
   async close(): Promise<void> {

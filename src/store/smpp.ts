@@ -82,6 +82,23 @@ export async function listActiveCredentialIdsOfChannels(db: Db, channelIds: stri
     .execute();
 }
 
+/** Changes a credential's password hash, allowed addresses, bind count or rate. */
+export async function updateSmppCredential(
+  db: Db,
+  id: string,
+  patch: Partial<Pick<SmppCredential, 'passwordHash' | 'allowedIps' | 'maxBinds' | 'tps'>>,
+): Promise<void> {
+  const set = {
+    ...(patch.passwordHash !== undefined && { password_hash: patch.passwordHash }),
+    ...(patch.allowedIps !== undefined && { allowed_ips: JSON.stringify(patch.allowedIps) }),
+    ...(patch.maxBinds !== undefined && { max_binds: patch.maxBinds }),
+    ...(patch.tps !== undefined && { tps: patch.tps }),
+  };
+  // An empty patch changes nothing (and `set({})` is no SQL at all).
+  if (Object.keys(set).length === 0) return;
+  await db.updateTable('smpp_credentials').set(set).where('id', '=', id).execute();
+}
+
 /** Deletes a credential and whatever was waiting for its receivers. */
 export async function deleteSmppCredential(db: Db, id: string): Promise<void> {
   await db.deleteFrom('smpp_outbox').where('credential_id', '=', id).execute();

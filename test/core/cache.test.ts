@@ -54,6 +54,16 @@ describe('Cache: least recently used', () => {
     assert.equal(cache.size, 0);
   });
 
+  it('does not store a value loaded before a clear', () => {
+    const cache = new Cache<string, number>({ capacity: 3 });
+    const before = cache.generation;
+    cache.clear();
+    cache.setUnlessCleared(before, 'stale', 1);
+    assert.equal(cache.has('stale'), false);
+    cache.setUnlessCleared(cache.generation, 'fresh', 2);
+    assert.equal(cache.get('fresh'), 2);
+  });
+
   it('behaves like a plain list-based LRU over a long random run', () => {
     // Reference: keys ordered oldest first in an array.
     let seed = 7;

@@ -54,4 +54,14 @@ forEachDialect('cluster rate limits', (dialect) => {
     }
     assert.ok((await second.take('org:burst', 1, rate)).ok, 'the other node still gets its share');
   });
+
+  test('a limit lowered during a window holds at once, units the node already took included', async () => {
+    const clock = () => 3_000_000_000;
+    const limiter = new ClusterRateLimiter(a, clock);
+    assert.ok((await limiter.take('key:lowered', 1, { limit: 1_000, windowMs: 1_000 })).ok, 'takes a chunk of a hundred');
+    const lowered = { limit: 2, windowMs: 1_000 };
+    const r = await limiter.take('key:lowered', 1, lowered);
+    assert.ok(r.ok && r.remaining === 0, JSON.stringify(r));
+    assert.equal((await limiter.take('key:lowered', 1, lowered)).ok, false, 'a third in the window is refused');
+  });
 });

@@ -85,7 +85,10 @@ export class FraudGuards {
     private readonly opts: FraudGuardOptions,
   ) {
     // Raised when guards change, and when an organisation's default country does (it is part of the default policy).
-    store.signals.on('organisations', () => this.cache.clear());
+    store.signals.on('organisations', () => {
+      this.cache.clear();
+      this.loading.clear();
+    });
   }
 
   /** An organisation's guards (cached); an unknown organisation is NOT_FOUND. */
@@ -96,13 +99,18 @@ export class FraudGuards {
   private load(organisationId: string, now: number): Promise<OrganisationGuards> {
     let loading = this.loading.get(organisationId);
     if (!loading) {
-      loading = this.read(organisationId, now).finally(() => this.loading.delete(organisationId));
+      const read: Promise<OrganisationGuards> = this.read(organisationId, now).finally(() => {
+        // A change may have dropped this read and started another meanwhile.
+        if (this.loading.get(organisationId) === read) this.loading.delete(organisationId);
+      });
+      loading = read;
       this.loading.set(organisationId, loading);
     }
     return loading;
   }
 
   private async read(organisationId: string, now: number): Promise<OrganisationGuards> {
+    const generation = this.cache.generation;
     const [locale, row] = await Promise.all([this.tenancy.locale(organisationId, now), findFraudGuards(this.store.db, organisationId)]);
     const ownCountries = row?.allowed_countries ? (JSON.parse(row.allowed_countries) as string[]) : null;
     const ownVelocityLimits = row?.velocity_limits ? (JSON.parse(row.velocity_limits) as VelocityLimit[]) : null;
@@ -113,7 +121,7 @@ export class FraudGuards {
       countries: countryPolicy(ownCountries, locale.defaultCountry, this.opts.allowedCountries),
       velocityLimits: ownVelocityLimits ?? this.opts.velocityLimits,
     });
-    this.cache.set(organisationId, guards, now);
+    this.cache.setUnlessCleared(generation, organisationId, guards, now);
     return guards;
   }
 

@@ -15,7 +15,7 @@ import type { MessagingService } from './service.ts';
 const ROUTING_CACHE_TTL_MS = 5_000;
 const MISS_REFRESH_MS = 1_000;
 
-/** Active channels by `type|address`, as read at `at`. */
+/** Active channels by `type|address`, as read at `at`. Dropped on every node when a channel changes (`settings`). */
 interface RoutingTable {
   at: number;
   byAddress: Map<string, Channel>;
@@ -47,6 +47,7 @@ export class InboundService {
     private readonly messaging: MessagingService,
   ) {
     tenancy.onChannelChange(() => this.routing.clear());
+    store.signals.on('settings', () => this.routing.clear());
   }
 
   private async channelFor(type: string, to: string, now: number): Promise<Channel | null> {
@@ -55,8 +56,9 @@ export class InboundService {
     // A miss may be a channel created on another node since the table was read: read it again, at most once a second.
     const stale = table !== undefined && !table.byAddress.has(key) && now - table.at > MISS_REFRESH_MS;
     if (table === undefined || stale) {
+      const generation = this.routing.generation;
       table = await this.readRouting(now);
-      this.routing.set('table', table, now);
+      this.routing.setUnlessCleared(generation, 'table', table, now);
     }
     return table.byAddress.get(key) ?? null;
   }

@@ -41,6 +41,9 @@ export interface MessagingOptions {
  */
 export class MessagingService {
   private priceList = new PriceList([]);
+  /** Reads of the price list started, and the one whose list is charged. */
+  private pricesReads = 0;
+  private pricesReadApplied = 0;
   private readonly dispatchQueue: LeasedQueue<unknown>;
   /** Channels by id: one entry per channel read, so no bound beyond their number. */
   private readonly channels = new Cache<string, Channel>({ capacity: Number.POSITIVE_INFINITY, ttlMs: CHANNEL_CACHE_TTL_MS });
@@ -62,6 +65,7 @@ export class MessagingService {
   ) {
     this.dispatchQueue = new LeasedQueue(store, DISPATCH_QUEUE);
     tenancy.onChannelChange((id) => this.channels.delete(id));
+    store.signals.on('settings', () => this.channels.clear());
     this.acceptor = new GroupCommitter((batch) => this.flushAccepts(batch), 256);
     this.statusWriter = new GroupCommitter(async (changes) => {
       const { applied } = await this.applyStatusNow(changes);
@@ -80,7 +84,12 @@ export class MessagingService {
   }
 
   async reloadPrices(): Promise<void> {
-    this.priceList = new PriceList(await loadPrices(this.store.db));
+    const read = ++this.pricesReads;
+    const entries = await loadPrices(this.store.db);
+    // Reads may overlap (a change here, a signal from another node): a read that ends late is not the newest.
+    if (read < this.pricesReadApplied) return;
+    this.pricesReadApplied = read;
+    this.priceList = new PriceList(entries);
   }
 
   prices(): PriceEntry[] {
@@ -105,8 +114,9 @@ export class MessagingService {
   async channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
     const cached = this.channels.get(id, now);
     if (cached) return cached;
+    const generation = this.channels.generation;
     const channel = (await this.tenancy.readChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
-    this.channels.set(id, channel, now);
+    this.channels.setUnlessCleared(generation, id, channel, now);
     return channel;
   }
 

@@ -3,7 +3,7 @@ import { CoreError, type Quota, RateLimitedError, fail } from '../errors.ts';
 import type { ClusterRateLimiter } from '../rate-limit.ts';
 import type { Permission } from '../domain/tenancy.ts';
 import { type GroupLimits, groupOf, lockoutMs, ROUTE_GROUPS, type RouteGroup, STRIKES_KEPT_MS, type TrafficLimits } from '../domain/traffic.ts';
-import type { Store } from '../../store/db.ts';
+import { inTransaction, type Store } from '../../store/db.ts';
 import { deleteLockoutsBefore, findLockout, listTrafficLimits, replaceTrafficLimits, saveLockout } from '../../store/traffic.ts';
 import type { AuthService, Principal } from './auth.ts';
 import { hashApiKey } from './keys.ts';
@@ -21,7 +21,10 @@ export interface AccessOptions {
   onLimited?: (group: RouteGroup) => void;
 }
 
-/** How long a node trusts what it read of a lockout or of an organisation's limits (another node may change them). */
+/**
+ * How long a node trusts what it read of a lockout or of an organisation's limits (another node may change them). A
+ * change of limits drops every node's copy at once (the `settings` signal); lockouts are only ever this old.
+ */
 const LOCKOUT_CACHE_MS = 1_000;
 const LIMITS_CACHE_MS = 5_000;
 
@@ -44,7 +47,9 @@ export class AccessControl {
     private readonly auth: AuthService,
     private readonly limiter: ClusterRateLimiter,
     private readonly opts: AccessOptions,
-  ) {}
+  ) {
+    store.signals.on('settings', () => this.limits.clear());
+  }
 
   /** A customer request with `key` from `address` to do `permission`: its principal, and the quota left. */
   async enter(door: Door, key: string | undefined, address: string, permission: Permission, now = Date.now()): Promise<{ principal: Principal; quota: Quota }> {
@@ -183,20 +188,24 @@ export class AccessControl {
   async limitsOf(organisationId: string, now = Date.now()): Promise<TrafficLimits> {
     const cached = this.limits.get(organisationId, now);
     if (cached) return cached;
+    const generation = this.limits.generation;
     const own = await listTrafficLimits(this.store.db, organisationId);
     const merged: Record<RouteGroup, GroupLimits> = { ...this.opts.defaults };
     for (const r of own) if (ROUTE_GROUPS.includes(r.route_group as RouteGroup)) merged[r.route_group as RouteGroup] = { perKey: r.per_key, perOrganisation: r.per_organisation };
-    this.limits.set(organisationId, merged, now);
+    this.limits.setUnlessCleared(generation, organisationId, merged, now);
     return merged;
   }
 
-  /** Sets an organisation's own limits (groups left out take the defaults again); other nodes see them within 5 s. */
+  /** Sets an organisation's own limits (groups left out take the defaults again); every node applies them at once. */
   async setLimits(organisationId: string, own: Partial<Record<RouteGroup, GroupLimits>>): Promise<TrafficLimits> {
-    await replaceTrafficLimits(
-      this.store.db,
-      organisationId,
-      Object.entries(own).map(([group, l]) => ({ organisation_id: organisationId, route_group: group, per_key: l!.perKey, per_organisation: l!.perOrganisation })),
-    );
+    await inTransaction(this.store, async (trx) => {
+      await replaceTrafficLimits(
+        trx,
+        organisationId,
+        Object.entries(own).map(([group, l]) => ({ organisation_id: organisationId, route_group: group, per_key: l!.perKey, per_organisation: l!.perOrganisation })),
+      );
+      await this.store.signals.raise(trx, 'settings');
+    });
     this.limits.delete(organisationId);
     return this.limitsOf(organisationId);
   }

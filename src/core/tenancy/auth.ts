@@ -12,8 +12,8 @@ export interface Principal {
 }
 
 /**
- * How long a resolved key is trusted without reading the database again. Changes made through this node drop the
- * entry at once; on other nodes a revocation takes effect within this delay.
+ * How long a resolved key is trusted without reading the database again. A change of keys or channels drops the
+ * entries of every node at once (the `settings` signal); this bounds a lost signal.
  */
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX = 10_000;
@@ -30,6 +30,7 @@ export class AuthService {
     tenancy.onChannelChange((channelId) => {
       this.cache.deleteWhere((principal) => principal.channel.id === channelId);
     });
+    store.signals.on('settings', () => this.cache.clear());
   }
 
   isAdminKey(key: string | undefined): boolean {
@@ -42,12 +43,13 @@ export class AuthService {
     const hash = hashApiKey(key);
     const cached = this.cache.get(hash, now);
     if (cached) return cached;
+    const generation = this.cache.generation;
     const credential = await findCredentialByHash(this.store.db, hash);
     if (!credential || !hashesEqual(credential.keyHash, hash)) fail('INVALID_API_KEY', 'unknown API key');
     if (credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this API key has been revoked');
     const channel = await this.tenancy.getChannel(credential.channelId);
     const principal: Principal = { credential, channel };
-    this.cache.set(hash, principal, now);
+    this.cache.setUnlessCleared(generation, hash, principal, now);
     return principal;
   }
 }

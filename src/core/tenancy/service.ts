@@ -100,6 +100,14 @@ export class TenancyService {
     store.signals.on('organisations', () => this.locales.clear());
   }
 
+  /**
+   * Tells every node that channels or API keys changed (this one at once, the others through PostgreSQL): each drops
+   * what it keeps of them.
+   */
+  private settingsChanged(): Promise<void> {
+    return this.store.signals.raise(this.db, 'settings');
+  }
+
   /** A channel as stored, read through `db` (inside a transaction, its executor). */
   async readChannel(db: Db, id: string): Promise<Channel | null> {
     const c = await findChannel(db, id);
@@ -121,7 +129,10 @@ export class TenancyService {
     return this.store.db;
   }
 
-  /** Called whenever a channel or its credentials change, so caches can drop what they hold. */
+  /**
+   * Called whenever a channel or its credentials change through this node, so caches can drop what they hold at
+   * once; changes made through other nodes come as the `settings` signal.
+   */
   onChannelChange(listener: (channelId: string) => void): void {
     this.channelListeners.push(listener);
   }
@@ -177,10 +188,8 @@ export class TenancyService {
       ...(defaultCountry !== undefined ? { default_country: defaultCountry } : {}),
       ...(timeZone !== undefined ? { time_zone: timeZone } : {}),
     });
-    if (defaultCountry !== undefined || timeZone !== undefined) {
-      this.locales.delete(id);
-      await this.store.signals.raise(this.db, 'organisations');
-    }
+    this.locales.delete(id);
+    await this.store.signals.raise(this.db, 'organisations');
     return this.getOrganisation(id);
   }
 
@@ -191,10 +200,11 @@ export class TenancyService {
   async locale(organisationId: string, now = Date.now()): Promise<Locale> {
     const cached = this.locales.get(organisationId, now);
     if (cached) return cached;
+    const generation = this.locales.generation;
     const row = (await findOrganisationLocale(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
     const country = row.default_country === null ? null : checkCountry(row.default_country);
     const locale: Locale = Object.freeze({ defaultCountry: country?.ok ? country.value : null, timeZone: row.time_zone });
-    this.locales.set(organisationId, locale, now);
+    this.locales.setUnlessCleared(generation, organisationId, locale, now);
     return locale;
   }
 
@@ -227,6 +237,7 @@ export class TenancyService {
     };
     await insertChannel(this.db, sealChannel(channel, this.box));
     this.channelChanged(channel.id);
+    await this.settingsChanged();
     return channel;
   }
 
@@ -254,6 +265,7 @@ export class TenancyService {
     }
     await saveChannel(this.db, sealChannel(next, this.box));
     this.channelChanged(id);
+    await this.settingsChanged();
     return next;
   }
 
@@ -268,6 +280,7 @@ export class TenancyService {
     };
     await saveChannel(this.db, sealChannel(next, this.box));
     this.channelChanged(id);
+    await this.settingsChanged();
     return next;
   }
 
@@ -295,6 +308,7 @@ export class TenancyService {
       revokedAt: null,
     };
     await insertCredential(this.db, credential);
+    await this.settingsChanged();
     return { credential, value };
   }
 
@@ -310,6 +324,7 @@ export class TenancyService {
     const credential = await this.getCredential(id);
     if (!(await revokeCredential(this.db, id, now))) fail('CONFLICT', `credential ${id} is already revoked`);
     this.channelChanged(credential.channelId);
+    await this.settingsChanged();
     return { ...credential, state: 'REVOKED', revokedAt: now };
   }
 

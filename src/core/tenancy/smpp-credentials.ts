@@ -2,7 +2,7 @@ import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
 import { Cache } from '../cache.ts';
 import { uuidv7 } from '../domain/ids.ts';
-import type { Db, Store } from '../../store/db.ts';
+import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
   deleteSmppCredential,
   findSmppCredential,
@@ -11,6 +11,7 @@ import {
   listActiveCredentialIdsOfChannels,
   listSmppCredentials,
   type SmppCredential,
+  updateSmppCredential,
 } from '../../store/smpp.ts';
 import { fail } from '../errors.ts';
 import type { TenancyService } from './service.ts';
@@ -95,12 +96,36 @@ export interface SmppCredentialInput {
   tps?: number;
 }
 
+/** What can change in a credential; its system_id and channel stay. */
+export type SmppCredentialPatch = Partial<Omit<SmppCredentialInput, 'systemId'>>;
+
 export type SmppAuthResult =
   | { ok: true; credential: SmppCredential }
   | { ok: false; reason: 'UNKNOWN_SYSTEM_ID' | 'WRONG_PASSWORD' | 'DISABLED' | 'ADDRESS_NOT_ALLOWED' };
 
+/**
+ * How long a node trusts what it read of a credential. A change drops every node's copy at once (the `settings`
+ * signal); this bounds a lost signal.
+ */
 const CACHE_TTL_MS = 5_000;
 const CACHE_MAX = 10_000;
+
+function checkedPassword(password: string): string {
+  if (!/^[\x20-\x7e]{1,8}$/.test(password)) {
+    fail('INVALID_REQUEST', `1 to ${MAX_PASSWORD_LENGTH} printable ASCII characters (SMPP 3.4 limit)`, 'password');
+  }
+  return password;
+}
+
+function checkedMaxBinds(maxBinds: number): number {
+  if (!Number.isInteger(maxBinds) || maxBinds < 1 || maxBinds > 1000) fail('INVALID_REQUEST', '1 to 1000', 'maxBinds');
+  return maxBinds;
+}
+
+function checkedTps(tps: number): number {
+  if (!Number.isInteger(tps) || tps < 0 || tps > 100_000) fail('INVALID_REQUEST', '0 (no limit) to 100000', 'tps');
+  return tps;
+}
 
 /**
  * The ACTIVE credentials of these channels, read in `tx` (an event hook's transaction): the receivers an MO of
@@ -123,7 +148,9 @@ export class SmppCredentialService {
   constructor(
     private readonly store: Store,
     private readonly tenancy: TenancyService,
-  ) {}
+  ) {
+    store.signals.on('settings', () => this.cache.clear());
+  }
 
   onDeleted(listener: (credential: SmppCredential) => void): void {
     this.deletedListeners.push(listener);
@@ -136,13 +163,9 @@ export class SmppCredentialService {
     if (!/^[\x21-\x7e]{1,15}$/.test(systemId)) {
       fail('INVALID_REQUEST', `1 to ${MAX_SYSTEM_ID_LENGTH} printable ASCII characters, no spaces`, 'systemId');
     }
-    if (!/^[\x20-\x7e]{1,8}$/.test(input.password)) {
-      fail('INVALID_REQUEST', `1 to ${MAX_PASSWORD_LENGTH} printable ASCII characters (SMPP 3.4 limit)`, 'password');
-    }
-    const maxBinds = input.maxBinds ?? DEFAULT_MAX_BINDS;
-    if (!Number.isInteger(maxBinds) || maxBinds < 1 || maxBinds > 1000) fail('INVALID_REQUEST', '1 to 1000', 'maxBinds');
-    const tps = input.tps ?? 0;
-    if (!Number.isInteger(tps) || tps < 0 || tps > 100_000) fail('INVALID_REQUEST', '0 (no limit) to 100000', 'tps');
+    const password = checkedPassword(input.password);
+    const maxBinds = checkedMaxBinds(input.maxBinds ?? DEFAULT_MAX_BINDS);
+    const tps = checkedTps(input.tps ?? 0);
     const allowedIps = normaliseAllowedIps(input.allowedIps ?? []);
     if (await findSmppCredentialBySystemId(this.store.db, systemId)) {
       fail('CONFLICT', `SMPP system_id "${systemId}" is already taken`);
@@ -152,7 +175,7 @@ export class SmppCredentialService {
       channelId,
       organisationId: channel.organisationId,
       systemId,
-      passwordHash: await hashSmppPassword(input.password),
+      passwordHash: await hashSmppPassword(password),
       allowedIps,
       maxBinds,
       tps,
@@ -168,7 +191,32 @@ export class SmppCredentialService {
       }
       throw err;
     }
+    await this.store.signals.raise(this.store.db, 'settings');
     return credential;
+  }
+
+  /**
+   * Changes a credential's password, allowed addresses, bind count or rate. New binds on every node check the new
+   * values at once; bound sessions keep their bind, and submit at the new rate.
+   */
+  async update(id: string, patch: SmppCredentialPatch): Promise<SmppCredential> {
+    const credential = (await findSmppCredential(this.store.db, id)) ?? fail('NOT_FOUND', `SMPP credential ${id} not found`);
+    const next: SmppCredential = {
+      ...credential,
+      ...(patch.password !== undefined && { passwordHash: await hashSmppPassword(checkedPassword(patch.password)) }),
+      ...(patch.allowedIps !== undefined && { allowedIps: normaliseAllowedIps(patch.allowedIps) }),
+      ...(patch.maxBinds !== undefined && { maxBinds: checkedMaxBinds(patch.maxBinds) }),
+      ...(patch.tps !== undefined && { tps: checkedTps(patch.tps) }),
+    };
+    await updateSmppCredential(this.store.db, id, {
+      passwordHash: next.passwordHash,
+      allowedIps: next.allowedIps,
+      maxBinds: next.maxBinds,
+      tps: next.tps,
+    });
+    this.cache.delete(id);
+    await this.store.signals.raise(this.store.db, 'settings');
+    return next;
   }
 
   async list(channelId: string): Promise<SmppCredential[]> {
@@ -178,7 +226,10 @@ export class SmppCredentialService {
 
   async delete(id: string): Promise<SmppCredential> {
     const credential = (await findSmppCredential(this.store.db, id)) ?? fail('NOT_FOUND', `SMPP credential ${id} not found`);
-    await this.store.db.transaction().execute((trx) => deleteSmppCredential(trx, id));
+    await inTransaction(this.store, async (trx) => {
+      await deleteSmppCredential(trx, id);
+      await this.store.signals.raise(trx, 'settings');
+    });
     this.cache.set(id, null);
     for (const l of this.deletedListeners) l(credential);
     return credential;
@@ -188,8 +239,9 @@ export class SmppCredentialService {
   async get(id: string, now = Date.now()): Promise<SmppCredential | null> {
     const cached = this.cache.get(id, now);
     if (cached !== undefined) return cached;
+    const generation = this.cache.generation;
     const credential = await findSmppCredential(this.store.db, id);
-    this.cache.set(id, credential, now);
+    this.cache.setUnlessCleared(generation, id, credential, now);
     return credential;
   }
 

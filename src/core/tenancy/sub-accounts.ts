@@ -26,7 +26,10 @@ export const MAX_PASSWORD_LENGTH = 128;
 const MAX_CONTACT_FIELD_LENGTH = 200;
 const MAX_REFERENCE_LENGTH = 140;
 
-/** How long a login checked against its password hash is trusted without hashing again (scrypt is slow on purpose). */
+/**
+ * How long a login checked against its password hash is trusted without hashing again (scrypt is slow on purpose). A
+ * change of logins, keys or channels drops every node's copy at once (the `settings` signal); this bounds a lost one.
+ */
 const VERIFIED_TTL_MS = 5_000;
 
 /** Contact details of a sub-account, kept as given. */
@@ -103,7 +106,9 @@ export class SubAccountService {
     private readonly smppCredentials: SmppCredentialService,
     private readonly funds: FundsService,
     private readonly box: SecretSealer,
-  ) {}
+  ) {
+    store.signals.on('settings', () => this.verified.clear());
+  }
 
   async create(parent: Principal, input: SubAccountInput, now = Date.now()): Promise<SubAccount> {
     const login = checkLogin(input.login);
@@ -178,6 +183,7 @@ export class SubAccountService {
           contact: Object.keys(contact).length > 0 ? JSON.stringify(contact) : null,
           created_at: now,
         });
+        await this.store.signals.raise(trx, 'settings');
       });
     } catch (err) {
       // Two creations of the same login at once: the unique index decides, and the loser wrote nothing.
@@ -229,6 +235,7 @@ export class SubAccountService {
     await inTransaction(this.store, async (trx) => {
       await deleteAccountLogin(trx, org.id);
       await updateOrganisation(trx, org.id, { state: 'SUSPENDED' });
+      await this.store.signals.raise(trx, 'settings');
     });
     return { organisationId: org.id, returned: Math.max(0, balance) };
   }
@@ -238,6 +245,7 @@ export class SubAccountService {
     const cacheKey = hashApiKey(`${loginKey(login)}\u0000${password}`);
     const cached = this.verified.get(cacheKey, now);
     if (cached) return cached;
+    const generation = this.verified.generation;
     const row = await findAccountLoginByKey(this.store.db, loginKey(login));
     this.dummyHash ??= hashSmppPassword('not a password of anyone');
     const matches = await verifySmppPassword(password, row?.password_hash ?? (await this.dummyHash));
@@ -245,7 +253,7 @@ export class SubAccountService {
     const credential = await findCredential(this.store.db, row.credential_id);
     if (!credential || credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this login is disabled');
     const principal: Principal = { credential, channel: await this.tenancy.getChannel(credential.channelId) };
-    this.verified.set(cacheKey, principal, now);
+    this.verified.setUnlessCleared(generation, cacheKey, principal, now);
     return principal;
   }
 

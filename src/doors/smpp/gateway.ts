@@ -149,8 +149,10 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     return uuidv7();
   }
 
-  overRate(p: SmppGatewayPrincipal, units: number): Promise<boolean> {
-    return this.access.smppOverRate(p.credentialId, p.tps, units);
+  /** At the credential's rate as it is now (it may have changed since the bind), not as it was at the bind. */
+  async overRate(p: SmppGatewayPrincipal, units: number): Promise<boolean> {
+    const credential = await this.credentials.get(p.credentialId);
+    return this.access.smppOverRate(p.credentialId, credential?.tps ?? p.tps, units);
   }
 
   claimBind(p: SmppGatewayPrincipal, session: string): Promise<boolean> {

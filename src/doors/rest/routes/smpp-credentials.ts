@@ -22,6 +22,16 @@ export const SmppCredentialCreate = Type.Object(
   { additionalProperties: false },
 );
 
+export const SmppCredentialPatch = Type.Object(
+  {
+    password: Type.Optional(SmppCredentialCreate.properties.password),
+    allowedIps: Type.Optional(SmppCredentialCreate.properties.allowedIps),
+    maxBinds: Type.Optional(SmppCredentialCreate.properties.maxBinds),
+    tps: Type.Optional(SmppCredentialCreate.properties.tps),
+  },
+  { additionalProperties: false },
+);
+
 export const SmppCredentialView = Type.Object({
   smppCredentialId: Type.String(),
   systemId: Type.String(),
@@ -88,6 +98,26 @@ export function smppAdminRoutes(app: FastifyInstance, services: Services): void 
     async (req) => {
       const { id } = req.params as { id: string };
       return { items: (await credentials.list(id)).map(smppCredentialView) };
+    },
+  );
+
+  app.patch(
+    '/admin/v1/smpp-credentials/:id',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Change an SMPP credential (password, allowed addresses, maxBinds, tps): every node checks new binds against it at once',
+        description: 'Sessions already bound stay bound; their submits are held to the new tps.',
+        params: IdParams,
+        body: SmppCredentialPatch,
+        response: { 200: SmppCredentialView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: string };
+      const body = req.body as Static<typeof SmppCredentialPatch>;
+      return smppCredentialView(await underField('body.', () => credentials.update(id, body)));
     },
   );
 

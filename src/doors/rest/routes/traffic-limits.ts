@@ -55,7 +55,7 @@ export function trafficLimitRoutes(app: FastifyInstance, services: Services): vo
       schema: {
         tags,
         security,
-        summary: "Sets an organisation's own traffic limits; every node applies them within 5 seconds",
+        summary: "Sets an organisation's own traffic limits; every node applies them at once",
         params: IdParams,
         body: LimitsInput,
         response: { 200: LimitsView, ...errorResponses(400, 401, 403, 404) },
