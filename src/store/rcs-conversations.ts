@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from './db.ts';
+import type { Db, Dialect } from './db.ts';
 import type { MessageRow } from './messages.ts';
 import type { RcsConversationTable } from './schema.ts';
 
@@ -21,8 +21,33 @@ export async function findOpenConversation(db: Db, channelId: string, msisdn: st
   );
 }
 
-export async function insertConversation(db: Db, row: ConversationRow): Promise<void> {
-  await db.insertInto('rcs_conversations').values(row).execute();
+/**
+ * Opens a conversation for a user's MO, or answers the one another transaction (on any node) opened for the same
+ * user at the same moment. The user's latest conversation with the channel is unique, so of two transactions
+ * inserting one at once the second waits for the first and inserts nothing; it then reads the first's back. The
+ * latest conversation, when over by `row.opened_at`, stops being the latest first.
+ */
+export async function openConversation(db: Db, row: Omit<ConversationRow, 'latest'>): Promise<ConversationRow> {
+  await db
+    .updateTable('rcs_conversations')
+    .set({ latest: 0 })
+    .where('channel_id', '=', row.channel_id)
+    .where('msisdn', '=', row.msisdn)
+    .where('latest', '=', 1)
+    .where('expires_at', '<=', row.opened_at)
+    .execute();
+  await db
+    .insertInto('rcs_conversations')
+    .values({ ...row, latest: 1 })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  return db
+    .selectFrom('rcs_conversations')
+    .selectAll()
+    .where('channel_id', '=', row.channel_id)
+    .where('msisdn', '=', row.msisdn)
+    .where('latest', '=', 1)
+    .executeTakeFirstOrThrow();
 }
 
 export async function addConversationMessage(db: Db, conversationId: string, messageId: string, at: number): Promise<void> {
@@ -33,8 +58,20 @@ export async function addConversationMessage(db: Db, conversationId: string, mes
     .execute();
 }
 
+/**
+ * Locks the conversation until the transaction ends and tells whether one of its messages carries its charge. On
+ * PostgreSQL a second transaction waits here for the first to end, then sees the message the first charged; SQLite
+ * runs one transaction at a time.
+ */
+export async function lockConversationCharge(db: Db, dialect: Dialect, conversationId: string): Promise<boolean> {
+  let lock = db.selectFrom('rcs_conversations').select('id').where('id', '=', conversationId);
+  if (dialect === 'postgres') lock = lock.forNoKeyUpdate();
+  await lock.execute();
+  return isConversationCharged(db, conversationId);
+}
+
 /** Whether one of the conversation's messages carries its charge (a refunded one no longer does). */
-export async function isConversationCharged(db: Db, conversationId: string): Promise<boolean> {
+async function isConversationCharged(db: Db, conversationId: string): Promise<boolean> {
   const row = await db
     .selectFrom('rcs_conversation_messages as cm')
     .innerJoin('messages as m', 'm.id', 'cm.message_id')

@@ -258,6 +258,11 @@ export interface RcsConversationTable {
   expires_at: number;
   /** The MO message that opened it. */
   opened_by: string | null;
+  /**
+   * 1 on the user's latest conversation with the channel, 0 on those it followed; unique per channel and user, so
+   * nodes opening one at once agree on one.
+   */
+  latest: number;
 }
 
 export interface RcsConversationMessageTable {

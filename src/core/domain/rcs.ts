@@ -254,11 +254,6 @@ export function rcsPriceKind(body: RcsBody, inConversation: boolean): RcsPriceKi
   return 'SINGLE';
 }
 
-/** Whether a message of this kind is charged: a conversation is charged once, on its first charged message. */
-export function isCharged(kind: RcsPriceKind, conversationAlreadyCharged: boolean): boolean {
-  return kind !== 'CONVERSATION' || !conversationAlreadyCharged;
-}
-
 /** A user's MO opens a conversation for this long; agent messages sent within it belong to it. */
 export const CONVERSATION_WINDOW_MS = 24 * 3_600_000;
 

@@ -33,6 +33,19 @@ export interface PreparedMessage {
   settled?: { status: MessageStatus; detail: StatusDetail };
   /** Runs in the accept transaction once the message is stored (e.g. recording an idempotent answer). */
   afterInsert?: (db: Db, row: MessageRow) => Promise<void>;
+  /** A charge the message shares with others: it costs `price` only when that charge is not paid yet. */
+  sharedCharge?: SharedCharge;
+}
+
+/**
+ * A charge several messages share (an RCS conversation's): the first of them charged pays it, the others are free.
+ * Settled in the accept transaction, under a lock the charge's owner takes, so accepts running at once on any node
+ * pay it once.
+ */
+export interface SharedCharge {
+  key: string;
+  /** In the accept transaction: locks the charge until the transaction ends and tells whether it is paid. */
+  lockAndCheckPaid(db: Db): Promise<boolean>;
 }
 
 
@@ -86,6 +99,7 @@ export async function acceptBatch(
   };
   const payerIds = [...new Set(orgIds.map(payerOf))].sort();
   const balances = await lockBalances(db, dialect, payerIds);
+  const sharedPaid = await lockSharedCharges(db, batch);
   const spent = new Map<string, number>();
 
   const today = utcDay(now);
@@ -122,20 +136,24 @@ export async function acceptBatch(
     const payer = payerOf(m.organisation_id);
     m.payer_id = payer;
     const org = orgs.get(m.organisation_id);
+    const shared = p.sharedCharge?.key;
+    const price = shared !== undefined && sharedPaid.get(shared) ? 0 : p.price;
+    // Set either way: a transaction retried after a deadlock runs this again on the same rows.
+    if (shared !== undefined) m.price = price;
     let detail: StatusDetail | null = p.rejection;
     if (detail === null && blacklisted.has(`${m.organisation_id}|${m.recipient}`)) detail = 'BLACKLISTED';
-    if (detail === null && p.channel.dailyLimit !== null && (channelDaily.get(p.channel.id) ?? 0) + p.price > p.channel.dailyLimit) {
+    if (detail === null && p.channel.dailyLimit !== null && (channelDaily.get(p.channel.id) ?? 0) + price > p.channel.dailyLimit) {
       detail = 'DAILY_LIMIT_EXCEEDED';
     }
     if (
       detail === null &&
-      ((p.channel.monthlyLimit !== null && (channelMonthly.get(p.channel.id) ?? 0) + p.price > p.channel.monthlyLimit) ||
-        (org?.monthlyLimit != null && (orgMonthly.get(m.organisation_id) ?? 0) + p.price > org.monthlyLimit))
+      ((p.channel.monthlyLimit !== null && (channelMonthly.get(p.channel.id) ?? 0) + price > p.channel.monthlyLimit) ||
+        (org?.monthlyLimit != null && (orgMonthly.get(m.organisation_id) ?? 0) + price > org.monthlyLimit))
     ) {
       detail = 'ORGANISATION_MONTHLY_LIMIT_EXCEEDED';
     }
     const balance = balances.get(payer) ?? 0;
-    if (detail === null && balance < p.price) detail = 'INSUFFICIENT_CREDIT';
+    if (detail === null && balance < price) detail = 'INSUFFICIENT_CREDIT';
 
     if (p.settled) {
       m.status = p.settled.status;
@@ -149,15 +167,15 @@ export async function acceptBatch(
       // Set in both branches: a transaction retried after a deadlock runs this again on the same rows.
       m.status = m.send_at > now ? 'SCHEDULED' : 'ENROUTE';
       m.status_detail = null;
-      m.charged = p.price;
-      if (p.price > 0) {
-        const after = balance - p.price;
+      m.charged = price;
+      if (price > 0) {
+        const after = balance - price;
         balances.set(payer, after);
-        spent.set(payer, (spent.get(payer) ?? 0) + p.price);
+        spent.set(payer, (spent.get(payer) ?? 0) + price);
         ledger.push({
           id: uuidv7(now),
           organisation_id: payer,
-          amount: -p.price,
+          amount: -price,
           balance_after: after,
           kind: 'CHARGE',
           reference: m.ref_client,
@@ -166,9 +184,10 @@ export async function acceptBatch(
           transfer_id: null,
           created_at: now,
         });
-        channelDaily.set(p.channel.id, (channelDaily.get(p.channel.id) ?? 0) + p.price);
-        channelMonthly.set(p.channel.id, (channelMonthly.get(p.channel.id) ?? 0) + p.price);
-        orgMonthly.set(m.organisation_id, (orgMonthly.get(m.organisation_id) ?? 0) + p.price);
+        channelDaily.set(p.channel.id, (channelDaily.get(p.channel.id) ?? 0) + price);
+        channelMonthly.set(p.channel.id, (channelMonthly.get(p.channel.id) ?? 0) + price);
+        orgMonthly.set(m.organisation_id, (orgMonthly.get(m.organisation_id) ?? 0) + price);
+        if (shared !== undefined) sharedPaid.set(shared, true);
       }
     }
     m.status_at = now;
@@ -207,4 +226,13 @@ export async function acceptBatch(
   for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
   await consumers.run(db, events, new Map(rows.map((r) => [r.id, r])));
   return rows;
+}
+
+/** Locks the batch's shared charges in one order (so two batches cannot wait on each other) and reads which are paid. */
+async function lockSharedCharges(db: Db, batch: PreparedMessage[]): Promise<Map<string, boolean>> {
+  const charges = new Map<string, SharedCharge>();
+  for (const p of batch) if (p.sharedCharge && !charges.has(p.sharedCharge.key)) charges.set(p.sharedCharge.key, p.sharedCharge);
+  const paid = new Map<string, boolean>();
+  for (const key of [...charges.keys()].sort()) paid.set(key, await charges.get(key)!.lockAndCheckPaid(db));
+  return paid;
 }

@@ -4,7 +4,6 @@ import { uuidv7 } from '../domain/ids.ts';
 import { describeNumber } from '../domain/phone.ts';
 import {
   conversationWindow,
-  isCharged,
   RCS_LIMITS,
   type RcsBody,
   rcsBodyLength,
@@ -26,13 +25,13 @@ import {
   conversationMessages,
   findConversation,
   findOpenConversation,
-  insertConversation,
-  isConversationCharged,
   listConversations,
+  lockConversationCharge,
+  openConversation,
 } from '../../store/rcs-conversations.ts';
 import { CoreError, fail, underField } from '../errors.ts';
 import type { EventConsumer } from '../events.ts';
-import type { PreparedMessage } from '../messaging/accept.ts';
+import type { PreparedMessage, SharedCharge } from '../messaging/accept.ts';
 import { rcsCampaignSender } from './campaigns.ts';
 import { outboundMessageRow } from '../messaging/message-row.ts';
 import type { MessagingOptions, MessagingService } from '../messaging/service.ts';
@@ -112,8 +111,6 @@ export interface ConversationWithMessages {
  * non-capable recipient, at the end of validity for a message still not delivered), and conversations.
  */
 export class RcsService {
-  private readonly locks = new Map<string, Promise<unknown>>();
-
   constructor(
     private readonly store: Store,
     private readonly messaging: MessagingService,
@@ -133,7 +130,9 @@ export class RcsService {
   /**
    * Validates, prices and accepts one RCS message. A number that is not a valid phone number, or a recipient that
    * is not RCS-capable without a fallback, ends UNDELIVERABLE at no charge; with a fallback, the RCS message ends
-   * UNDELIVERED / FALLBACK_SMS at no charge and the SMS is accepted in the same transaction.
+   * UNDELIVERED / FALLBACK_SMS at no charge and the SMS is accepted in the same transaction. A message in a
+   * conversation costs the conversation's price only when none of its messages is charged yet, which the accept
+   * transaction settles.
    */
   async send(
     channel: Channel,
@@ -149,65 +148,70 @@ export class RcsService {
     const capable = number.valid && (await this.network.capability(recipient)).capable;
     const network = number.valid ? await networkLookup(recipient) : null;
 
-    return this.serialised(`${channel.id}|${recipient}`, async () => {
-      const conversation = number.valid ? await findOpenConversation(this.store.db, channel.id, recipient, now) : null;
-      const kind = rcsPriceKind(body, conversation !== null);
-      const alreadyCharged = conversation ? await isConversationCharged(this.store.db, conversation.id) : false;
-      const unit = this.messaging.priceListNow.unitPrice('RCS', number.isoCountryCode, kind) ?? 0;
-      const price = isCharged(kind, alreadyCharged) ? unit : 0;
-      const id = uuidv7(now);
-      const extra: RcsExtra = {
-        validity,
-        ...(fallback ? { fallback: { text: fallback.input.text, from: fallback.input.from ?? null } } : {}),
-        ...(conversation ? { conversationId: conversation.id } : {}),
-      };
-      const prepared: PreparedMessage = {
+    const conversation = number.valid ? await findOpenConversation(this.store.db, channel.id, recipient, now) : null;
+    const kind = rcsPriceKind(body, conversation !== null);
+    const price = this.messaging.priceListNow.unitPrice('RCS', number.isoCountryCode, kind) ?? 0;
+    const id = uuidv7(now);
+    const extra: RcsExtra = {
+      validity,
+      ...(fallback ? { fallback: { text: fallback.input.text, from: fallback.input.from ?? null } } : {}),
+      ...(conversation ? { conversationId: conversation.id } : {}),
+    };
+    const fallsBackNow = number.valid && !capable && fallback !== null;
+    const prepared: PreparedMessage = {
+      channel,
+      price: number.valid ? price : 0,
+      units: 1,
+      rejection: !number.valid ? 'INVALID_PHONE_NUMBER' : !capable && !fallback ? 'NOT_RCS_CAPABLE' : null,
+      checkBlacklist: channel.flow === 'MARKETING',
+      row: outboundMessageRow({
+        id,
         channel,
-        price: number.valid ? price : 0,
+        type: 'RCS',
+        recipient,
+        sender,
+        body,
         units: 1,
-        rejection: !number.valid ? 'INVALID_PHONE_NUMBER' : !capable && !fallback ? 'NOT_RCS_CAPABLE' : null,
-        checkBlacklist: channel.flow === 'MARKETING',
-        row: outboundMessageRow({
-          id,
-          channel,
-          type: 'RCS',
-          recipient,
-          sender,
-          body,
-          units: 1,
-          length: rcsBodyLength(body),
-          price: number.valid ? price : 0,
-          priceKind: kind,
-          refClient,
-          callbackUrlStatus,
-          callbackUrlMo,
-          now,
-          sendAt,
-          validityUntil: sendAt + seconds * 1000,
-          country: number.isoCountryCode,
-          network,
-          source: input.source ?? 'REST',
-          campaignId: input.campaignId,
-          extra,
-        }),
-      };
-      const fallsBackNow = number.valid && !capable && fallback !== null;
-      prepared.afterInsert = async (db, row) => {
-        if (conversation) await addConversationMessage(db, conversation.id, row.id, row.accepted_at);
-        if (afterInsert) await afterInsert(db, row);
-      };
-      if (!fallsBackNow) return this.messaging.accept(prepared);
+        length: rcsBodyLength(body),
+        price: number.valid ? price : 0,
+        priceKind: kind,
+        refClient,
+        callbackUrlStatus,
+        callbackUrlMo,
+        now,
+        sendAt,
+        validityUntil: sendAt + seconds * 1000,
+        country: number.isoCountryCode,
+        network,
+        source: input.source ?? 'REST',
+        campaignId: input.campaignId,
+        extra,
+      }),
+      ...(conversation && !fallsBackNow ? { sharedCharge: this.conversationCharge(conversation.id) } : {}),
+    };
+    prepared.afterInsert = async (db, row) => {
+      if (conversation) await addConversationMessage(db, conversation.id, row.id, row.accepted_at);
+      if (afterInsert) await afterInsert(db, row);
+    };
+    if (!fallsBackNow) return this.messaging.accept(prepared);
 
-      const sms = await underField('fallback.', () => this.prepareFallbackSms(fallback.channel, prepared.row, fallback.input, input.sentDate ?? null, now));
-      Object.assign(prepared, { price: 0, checkBlacklist: false, settled: { status: 'UNDELIVERED', detail: 'FALLBACK_SMS' } });
-      Object.assign(prepared.row, {
-        price: 0,
-        extra: JSON.stringify({ ...extra, fallbackMessageId: sms.row.id } satisfies RcsExtra),
-      });
-      // Submitted together, so both land in the same group-committed transaction.
-      const [rcs] = await Promise.all([this.messaging.accept(prepared), this.messaging.accept(sms)]);
-      return rcs;
+    const sms = await underField('fallback.', () => this.prepareFallbackSms(fallback.channel, prepared.row, fallback.input, input.sentDate ?? null, now));
+    Object.assign(prepared, { price: 0, checkBlacklist: false, settled: { status: 'UNDELIVERED', detail: 'FALLBACK_SMS' } });
+    Object.assign(prepared.row, {
+      price: 0,
+      extra: JSON.stringify({ ...extra, fallbackMessageId: sms.row.id } satisfies RcsExtra),
     });
+    // Submitted together, so both land in the same group-committed transaction.
+    const [rcs] = await Promise.all([this.messaging.accept(prepared), this.messaging.accept(sms)]);
+    return rcs;
+  }
+
+  /** The charge a conversation's messages share: the first of them charged pays it. */
+  private conversationCharge(conversationId: string): SharedCharge {
+    return {
+      key: `rcs-conversation|${conversationId}`,
+      lockAndCheckPaid: (db) => lockConversationCharge(db, this.store.dialect, conversationId),
+    };
   }
 
   /** What an RCS message checks whoever it goes to; a campaign checks it once for all its recipients. */
@@ -328,8 +332,8 @@ export class RcsService {
   }
 
   /**
-   * Opens a conversation on a user's MO (or adds the MO to the one running), in the MO's own transaction. MO rows
-   * carry the user in `sender` and the agent in `recipient`.
+   * Opens a conversation on a user's MO (or adds the MO to the one running), in the MO's own transaction; MOs of a
+   * user arriving at once on any nodes land in one. MO rows carry the user in `sender` and the agent in `recipient`.
    */
   readonly conversationHook: EventConsumer = async (db, events, messages) => {
     for (const e of events) {
@@ -339,7 +343,7 @@ export class RcsService {
       let conversation = await findOpenConversation(db, m.channel_id, m.sender, m.accepted_at);
       if (!conversation) {
         const window = conversationWindow(m.accepted_at);
-        conversation = {
+        conversation = await openConversation(db, {
           id: uuidv7(m.accepted_at),
           organisation_id: m.organisation_id,
           channel_id: m.channel_id,
@@ -348,8 +352,7 @@ export class RcsService {
           opened_at: window.openedAt,
           expires_at: window.expiresAt,
           opened_by: m.id,
-        };
-        await insertConversation(db, conversation);
+        });
       }
       await addConversationMessage(db, conversation.id, m.id, m.accepted_at);
     }
@@ -374,24 +377,5 @@ export class RcsService {
     if (!conversation || !channelIds.includes(conversation.channel_id)) fail('NOT_FOUND', `conversation ${id} not found`);
     const messages = await conversationMessages(this.store.db, [id]);
     return { conversation, messages: messages.get(id) ?? [] };
-  }
-
-  /**
-   * Runs the pricing and acceptance of one user's messages one at a time, so two concurrent sends into the same
-   * conversation cannot both take its single charge.
-   */
-  private async serialised<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(key) ?? Promise.resolve();
-    const run = previous.then(work, work);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.locks.set(key, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.locks.get(key) === settled) this.locks.delete(key);
-    }
   }
 }

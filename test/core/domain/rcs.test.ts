@@ -5,7 +5,6 @@ import {
   characterCount,
   conversationWindow,
   CONVERSATION_WINDOW_MS,
-  isCharged,
   isConversationOpen,
   RCS_LIMITS,
   type RcsBody,
@@ -205,10 +204,6 @@ test('price kind: BASIC for a short plain text, SINGLE for anything richer, CONV
   assert.equal(rcsPriceKind({ type: 'FILE', fileUrl: 'https://e.com/a' }, false), 'SINGLE');
   assert.equal(rcsPriceKind({ type: 'TEXT', text: 'hi' }, true), 'CONVERSATION');
   assert.equal(rcsPriceKind({ type: 'CARD', content: card() }, true), 'CONVERSATION');
-  assert.equal(isCharged('CONVERSATION', false), true);
-  assert.equal(isCharged('CONVERSATION', true), false);
-  assert.equal(isCharged('BASIC', true), true);
-  assert.equal(isCharged('SINGLE', false), true);
 });
 
 test('a conversation is open for 24 hours from the MO that opened it', () => {
