@@ -278,6 +278,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     nodeId: config.nodeId,
     leaseMs: config.dispatchLeaseMs,
     onTakenOver: (n) => services.metrics.dispatchTakenOver.inc(n),
+    onFenced: (when, n) => services.metrics.fenced.inc({ queue: 'dispatch', when: `${when}_send` }, n),
     onExpired: (rows, now) => expiry.handleByType(rows, now),
     onPlaced: (placements) => carrierEvents.placed(placements),
   });
@@ -304,6 +305,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
   const webhookSender = new WebhookSender(webhooks, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
     leaseMs: config.dispatchLeaseMs,
+    onFenced: (when, n) => services.metrics.fenced.inc({ queue: 'webhooks', when: `${when}_send` }, n),
   });
   const smppServer = createSmppServer({
     host: config.smppHost,

@@ -83,6 +83,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly fenced = new Counter({
+    name: 'tern_fenced_total',
+    help: 'Claimed work (queue="dispatch": messages to operators, "webhooks": deliveries) a node did not send because its claim ran out first, e.g. it stalled (when="before_send": the node that claimed it next sends it), or sent but could not record because the claim ran out meanwhile (when="after_send": sent again by the new owner; an operator that does not deduplicate, or a receiver that ignores webhook-id, gets it twice)',
+    labelNames: ['queue', 'when'] as const,
+    registers: [this.registry],
+  });
   readonly dispatchTakenOver = new Counter({
     name: 'tern_dispatch_taken_over_total',
     help: 'Messages claimed again after another claim ran out (a node died or stalled): each may have reached the operator twice',

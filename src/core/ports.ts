@@ -34,6 +34,20 @@ export type SubmitResult =
    */
   | { ok: false; temporary: boolean; code: string; reason: string; retryAt?: number; detail?: string };
 
+/**
+ * Whether this node may still send a message it claimed: its claim's lease has not run out (less a margin for clocks
+ * that differ between nodes) and no renewal found the message claimed by another node. The database refuses a
+ * lapsed claim's writes; this keeps its sends off the wire too.
+ */
+export interface SubmitFence {
+  holds(messageId: string): boolean;
+}
+
+/** The result for a message whose claim was lost before it went out: not sent here, left to its new owner. */
+export function fenced(): SubmitResult {
+  return { ok: false, temporary: true, code: 'FENCED', reason: 'this node’s claim of the message ran out; another node sends it', retryAt: Date.now() };
+}
+
 export type ReceiptStatus = 'DELIVERED' | 'UNDELIVERED' | 'UNDELIVERABLE' | 'READ';
 
 /** What an operator reports about a message it took. */
@@ -186,7 +200,12 @@ export interface Connector {
   readonly kind: string;
   start(ctx: ConnectorContext): Promise<void>;
   stop(): Promise<void>;
-  submit(batch: OutboundMessage[]): Promise<SubmitResult[]>;
+  /**
+   * `fence`, when given, says whether this node still holds each message's claim: a connector asks it right before a
+   * message goes on the wire (after any wait for a window or a rate) and answers `fenced()` for one it no longer holds,
+   * which another node may be sending already.
+   */
+  submit(batch: OutboundMessage[], fence?: SubmitFence): Promise<SubmitResult[]>;
   /**
    * Records whose due time came, claimed for this connector on this node alone; returns the ones to keep with a
    * new due time (the others are kept without one).

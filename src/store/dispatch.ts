@@ -39,8 +39,8 @@ const CHUNK = 300;
  * retried), is left to its new owner. `also` runs in the same transaction with the ids of the `done` rows the claim
  * still held (their final statuses are written there, so a crash cannot leave a message off the queue and not final).
  */
-export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes, also?: (trx: Db, held: Set<string>) => Promise<void>): Promise<void> {
-  await inTransaction(store, async (trx) => {
+export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes, also?: (trx: Db, held: Set<string>) => Promise<void>): Promise<Set<string>> {
+  return inTransaction(store, async (trx) => {
     for (let i = 0; i < o.submitted.length; i += CHUNK) {
       const chunk = o.submitted.slice(i, i + CHUNK);
       const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.upstreamId}, ${s.connector}, ${s.route})`));
@@ -71,7 +71,26 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
       for (const g of gone) held.add(g.message_id);
     }
     if (also) await also(trx, held);
+    return held;
   });
+}
+
+/**
+ * Moves `claimant`'s lease of each row to `leaseUntil`, where the row is still leased as given (compare and set on
+ * the claim, the fencing token): answers their ids. A row another node claimed after the lease ran out is not among
+ * them.
+ */
+export async function renewClaims(db: Db, claimant: string, rows: Array<{ messageId: string; leaseUntil: number }>, leaseUntil: number): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const values = sql.join(rows.slice(i, i + CHUNK).map((r) => sql`(${r.messageId}, ${r.leaseUntil})`));
+    const res = await sql<{ message_id: string }>`update dispatch_queue set lease_until = ${leaseUntil}
+      from (values ${values}) as v
+      where dispatch_queue.message_id = v.column1 and dispatch_queue.lease_until = cast(v.column2 as bigint) and dispatch_queue.claimed_by = ${claimant}
+      returning dispatch_queue.message_id`.execute(db);
+    for (const r of res.rows) held.add(r.message_id);
+  }
+  return held;
 }
 
 /**

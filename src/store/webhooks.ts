@@ -65,17 +65,25 @@ export function notToOrigins(origins: readonly string[]): RawBuilder<unknown> {
   return sql`(origin is null or origin not in (${sql.join(origins.map((o) => sql`${o}`))}))`;
 }
 
-/** Extends the lease of deliveries still held by their sender (pending and leased: a settled one is left alone). */
-export async function renewDeliveryLeases(db: Db, ids: string[], until: number): Promise<void> {
+/**
+ * Extends the lease of deliveries still held by their sender: pending and leased until `leased` (the claim's lease,
+ * its fencing token), so one claimed again by another node after the lease ran out is left alone. Answers the ids
+ * renewed.
+ */
+export async function renewDeliveryLeases(db: Db, ids: string[], leased: number, until: number): Promise<Set<string>> {
+  const renewed = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
-    await db
+    const rows = await db
       .updateTable('webhook_deliveries')
       .set({ lease_until: until })
       .where('id', 'in', ids.slice(i, i + 500))
       .where('state', '=', 'PENDING')
-      .where('lease_until', 'is not', null)
+      .where('lease_until', '=', leased)
+      .returning('id')
       .execute();
+    for (const r of rows) renewed.add(r.id);
   }
+  return renewed;
 }
 
 export interface AttemptOutcome {
@@ -85,15 +93,20 @@ export interface AttemptOutcome {
   httpStatus: number | null;
   latencyMs: number;
   error: string | null;
+  /** The lease the attempt was made under: the outcome is written only where the delivery is still leased so. */
+  leased: number;
   /** The delivery afterwards. */
   state: string;
   attempts: number;
   nextAttemptAt: number;
 }
 
-/** Writes attempts and the deliveries' new states in one transaction (one UPDATE per 200 deliveries). */
-export async function recordAttempts(store: Store, items: AttemptOutcome[]): Promise<void> {
-  await inTransaction(store, async (trx) => {
+/**
+ * Writes attempts and the deliveries' new states in one transaction (one UPDATE per 200 deliveries), for the
+ * deliveries still leased under the attempt's lease; answers how many were not (claimed again elsewhere meanwhile).
+ */
+export async function recordAttempts(store: Store, items: AttemptOutcome[]): Promise<number> {
+  return inTransaction(store, async (trx) => {
     await trx
       .insertInto('webhook_attempts')
       .values(
@@ -110,14 +123,18 @@ export async function recordAttempts(store: Store, items: AttemptOutcome[]): Pro
       .execute();
     const updates = items.map((i) => {
       const deliveredAt = i.state === 'DELIVERED' ? i.at : null;
-      return sql`(${i.deliveryId}, ${i.state}, ${i.attempts}, ${i.nextAttemptAt}, ${i.httpStatus}, ${i.error}, ${i.at}, ${deliveredAt})`;
+      return sql`(${i.deliveryId}, ${i.state}, ${i.attempts}, ${i.nextAttemptAt}, ${i.httpStatus}, ${i.error}, ${i.at}, ${deliveredAt}, ${i.leased})`;
     });
+    let written = 0;
     for (let i = 0; i < updates.length; i += 200) {
-      await sql`update webhook_deliveries set state = v.column2, attempts = cast(v.column3 as integer),
+      const r = await sql`update webhook_deliveries set state = v.column2, attempts = cast(v.column3 as integer),
           next_attempt_at = cast(v.column4 as bigint), lease_until = null,
           last_http_status = cast(v.column5 as integer), last_error = v.column6,
           updated_at = cast(v.column7 as bigint), delivered_at = cast(v.column8 as bigint)
-        from (values ${sql.join(updates.slice(i, i + 200))}) as v where webhook_deliveries.id = v.column1`.execute(trx);
+        from (values ${sql.join(updates.slice(i, i + 200))}) as v
+        where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_until = cast(v.column9 as bigint)`.execute(trx);
+      written += Number(r.numAffectedRows ?? 0);
     }
+    return items.length - written;
   });
 }

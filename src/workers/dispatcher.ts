@@ -69,11 +69,23 @@ export class Dispatcher implements DispatchHandoff {
   private async sendHanded(): Promise<null> {
     let sent = false;
     for (;;) {
-      const next = this.handed.shift();
-      if (!next) break;
-      this.handedCount -= next.rows.length;
+      // Handed batches that waited meanwhile go together, up to a batch: one pass, one submit per connector.
+      const batches = this.handed.splice(0, 1);
+      if (batches.length === 0) break;
+      let size = batches[0]!.rows.length;
+      while (this.handed.length > 0 && size + this.handed[0]!.rows.length <= this.dispatch.batchSize) {
+        const next = this.handed.shift()!;
+        batches.push(next);
+        size += next.rows.length;
+      }
+      this.handedCount -= size;
+      const rows = batches.flatMap((b) => b.rows);
       // A failure leaves them leased: they are claimed again when the lease runs out.
-      await this.dispatch.process(handedClaims(next.claim, next.rows), Date.now(), next.rows);
+      await this.dispatch.process(
+        batches.flatMap((b) => handedClaims(b.claim, b.rows)),
+        Date.now(),
+        rows,
+      );
       sent = true;
       if (this.handedLoop.isStopped) return null;
     }

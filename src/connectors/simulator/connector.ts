@@ -10,8 +10,10 @@ import type {
   OutboundMessage,
   RcsCapabilityAnswer,
   ReceiptStatus,
+  SubmitFence,
   SubmitResult,
 } from '../../core/ports.ts';
+import { fenced } from '../../core/ports.ts';
 import type { NumberLookup } from '../../core/lookup/enrich.ts';
 import type { LiveStatus } from '../../core/lookup/number-status.ts';
 import { SimulatorHlr } from './hlr.ts';
@@ -93,7 +95,7 @@ export class Simulator implements Connector {
     return this.ctx;
   }
 
-  async submit(batch: OutboundMessage[]): Promise<SubmitResult[]> {
+  async submit(batch: OutboundMessage[], fence?: SubmitFence): Promise<SubmitResult[]> {
     const ctx = this.context();
     if (this.settings.submitLatencyMs > 0) await new Promise((r) => setTimeout(r, this.settings.submitLatencyMs));
     const now = Date.now();
@@ -134,6 +136,17 @@ export class Simulator implements Connector {
         dueAt: receipt ? now + this.settings.receiptLatencyMs : null,
       });
       results.push({ ok: true, upstreamId });
+    }
+    // What goes "on the wire" here is the write of the network's records: none for a message this node no longer holds.
+    if (fence) {
+      const lost = new Set(batch.filter((m) => !fence.holds(m.id)).map(keyOf));
+      if (lost.size > 0) {
+        batch.forEach((m, i) => {
+          if (lost.has(keyOf(m))) results[i] = fenced();
+        });
+        await ctx.records.put(puts.filter((p) => !lost.has(p.key)));
+        return results;
+      }
     }
     await ctx.records.put(puts);
     return results;

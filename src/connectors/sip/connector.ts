@@ -10,8 +10,10 @@ import type {
   ConnectorStats,
   OutboundMessage,
   ReceiptEvent,
+  SubmitFence,
   SubmitResult,
 } from '../../core/ports.ts';
+import { fenced } from '../../core/ports.ts';
 import type { VoiceAudioSource } from '../kind.ts';
 import { type CallOutcome, OutgoingCall } from './call.ts';
 import { encodeG711, type G711Codec, silenceByte } from './g711.ts';
@@ -234,7 +236,7 @@ export class SipConnector implements Connector {
 
   // ---- calls ----------------------------------------------------------------------------------------------------
 
-  async submit(batch: OutboundMessage[]): Promise<SubmitResult[]> {
+  async submit(batch: OutboundMessage[], fence?: SubmitFence): Promise<SubmitResult[]> {
     const ctx = this.context();
     const seen = await ctx.records.get(batch.map(keyOf));
     return Promise.all(
@@ -263,6 +265,7 @@ export class SipConnector implements Connector {
           } catch (err) {
             return { ok: false, temporary: false, code: 'NO_AUDIO', reason: (err as Error).message };
           }
+          if (fence && !fence.holds(m.id)) return fenced();
           return await this.place(m, pcm, started);
         } finally {
           started();

@@ -6,8 +6,10 @@ import type {
   ConnectorRecord,
   ConnectorStats,
   OutboundMessage,
+  SubmitFence,
   SubmitResult,
 } from '../../core/ports.ts';
+import { fenced } from '../../core/ports.ts';
 import { smppAddressOf } from '../../protocols/smpp/address.ts';
 import { type SubmitStatusMeaning, submitStatusMeaning } from '../../protocols/smpp/command-status.ts';
 import { readDeliverSm } from '../../protocols/smpp/deliver.ts';
@@ -210,10 +212,10 @@ export class SmppConnector implements Connector {
 
   // ---- submits ------------------------------------------------------------------------------------------------
 
-  async submit(batch: OutboundMessage[]): Promise<SubmitResult[]> {
+  async submit(batch: OutboundMessage[], fence?: SubmitFence): Promise<SubmitResult[]> {
     const ctx = this.context();
     const parts: ConnectorRecord[] = [];
-    const results = await Promise.all(batch.map((m) => this.submitOne(ctx, m, parts)));
+    const results = await Promise.all(batch.map((m) => this.submitOne(ctx, m, parts, fence)));
     if (parts.length > 0) {
       try {
         await ctx.records.put(parts);
@@ -225,7 +227,7 @@ export class SmppConnector implements Connector {
     return results;
   }
 
-  private async submitOne(ctx: ConnectorContext, m: OutboundMessage, parts: ConnectorRecord[]): Promise<SubmitResult> {
+  private async submitOne(ctx: ConnectorContext, m: OutboundMessage, parts: ConnectorRecord[], fence?: SubmitFence): Promise<SubmitResult> {
     if (m.type !== 'SMS') return { ok: false, temporary: false, code: 'UNSUPPORTED_TYPE', reason: `an SMPP connector sends SMS, not ${m.type}` };
     const text = (m.body as { text?: unknown }).text;
     if (typeof text !== 'string') return { ok: false, temporary: false, code: 'BAD_MESSAGE', reason: 'the message has no text' };
@@ -256,6 +258,7 @@ export class SmppConnector implements Connector {
       }
       const slot = await ctx.throttle(pdus.length, this.s.tps);
       if (!slot.ok) return { ok: false, temporary: true, code: 'TPS', reason: 'the connector’s rate is spent for this second', retryAt: slot.retryAt };
+      if (fence && !fence.holds(m.id)) return fenced();
       const answers = await Promise.allSettled(pdus.map((fields) => session.request('submit_sm', fields)));
       return this.outcome(m, answers, parts);
     } finally {

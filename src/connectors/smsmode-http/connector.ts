@@ -11,8 +11,10 @@ import type {
   ConnectorStats,
   OutboundMessage,
   ReceiptStatus,
+  SubmitFence,
   SubmitResult,
 } from '../../core/ports.ts';
+import { fenced } from '../../core/ports.ts';
 
 export interface SmsmodeHttpSettings {
   baseUrl: string;
@@ -158,9 +160,9 @@ export class SmsmodeHttpConnector implements Connector {
     };
   }
 
-  async submit(batch: OutboundMessage[]): Promise<SubmitResult[]> {
+  async submit(batch: OutboundMessage[], fence?: SubmitFence): Promise<SubmitResult[]> {
     const ctx = this.context();
-    const results = await Promise.all(batch.map((m) => this.submitOne(ctx, m)));
+    const results = await Promise.all(batch.map((m) => this.submitOne(ctx, m, fence)));
     const now = Date.now();
     const pending: ConnectorRecord[] = [];
     batch.forEach((m, i) => {
@@ -173,7 +175,7 @@ export class SmsmodeHttpConnector implements Connector {
     return results;
   }
 
-  private async submitOne(ctx: ConnectorContext, m: OutboundMessage): Promise<SubmitResult> {
+  private async submitOne(ctx: ConnectorContext, m: OutboundMessage, fence?: SubmitFence): Promise<SubmitResult> {
     const path = PATHS[m.type];
     if (!path) return { ok: false, temporary: false, code: 'UNSUPPORTED_TYPE', reason: `this connector sends SMS and RCS, not ${m.type}` };
     const slot = await ctx.throttle(1, this.settings.tps);
@@ -183,6 +185,7 @@ export class SmsmodeHttpConnector implements Connector {
         ? { text: (m.body as { text?: string }).text, ...((m.body as { encoding?: string }).encoding === 'UNICODE' && { encoding: 'UNICODE' }) }
         : m.body;
     const callbacks = ctx.publicUrl();
+    if (fence && !fence.holds(m.id)) return fenced();
     this.inFlight++;
     let a: Answer;
     try {

@@ -2,11 +2,12 @@ import { sql } from 'kysely';
 import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve } from '../domain/fair-queue.ts';
 import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
-import type { Connector, OutboundMessage, RouteChoice, Router, SubmitResult } from '../ports.ts';
+import { type Connector, fenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
 import { type Claim, type DispatchClaim, type DispatchOutcomes, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
+import { ClaimHold } from './claim-hold.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
 
@@ -25,6 +26,21 @@ export interface DispatchOptions {
   onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
   /** Told, once recorded, where messages were placed (receipts that came first can be applied). */
   onPlaced?: (placements: Array<{ connector: string; upstreamId: string }>) => Promise<void>;
+  /**
+   * Told how many claimed messages were not sent because the claim ran out first (`before`: another node sends
+   * them), and how many were sent but their outcome could not be recorded because the claim ran out meanwhile
+   * (`after`: the new owner sends them again; an operator that does not deduplicate gets them twice).
+   */
+  onFenced?: (when: 'before' | 'after', count: number) => void;
+}
+
+/** A pass's messages: their claims, and which are gone, expired, due, with the outcomes of the due ones. */
+interface PassState {
+  claims: Map<string, DispatchClaim>;
+  gone: DispatchClaim[];
+  expired: MessageRow[];
+  due: MessageRow[];
+  outcomes: Map<string, Outcome>;
 }
 
 /** How one message's dispatch ended: where it went (or was to go) and what the connector said. */
@@ -97,9 +113,30 @@ export class Dispatch {
     return [...[...high, ...more].sort(byRank), ...low.sort(byRank)];
   }
 
-  /** Submits a claimed batch and records every outcome; `known`: the messages' rows when the caller has them. */
+  /**
+   * Submits a claimed batch and records every outcome; `known`: the messages' rows when the caller has them. The
+   * batch is held under its claim (see ClaimHold) from before the first submit until its outcomes are written.
+   */
   async process(claimed: DispatchClaim[], now: number, known?: MessageRow[]): Promise<void> {
     if (claimed.length === 0) return;
+    const hold = new ClaimHold(this.store, this.opts.nodeId, claimed.map((c) => ({ messageId: c.message_id, leaseUntil: c.lease_until! })), this.leaseMs);
+    await hold.begin();
+    let outcomes: Map<string, Outcome>;
+    let pass: Omit<PassState, 'outcomes'>;
+    try {
+      const held = new Set(hold.held());
+      if (held.size < claimed.length) this.opts.onFenced?.('before', claimed.length - held.size);
+      if (held.size === 0) return;
+      pass = await this.prepare(claimed.filter((c) => held.has(c.message_id)), now, known);
+      outcomes = await this.submitAll(pass.due, hold);
+    } finally {
+      await hold.end();
+    }
+    await this.record({ ...pass, outcomes }, hold, now);
+  }
+
+  /** The claimed messages still on their way, read and sorted: gone (final or deleted), expired, due. */
+  private async prepare(claimed: DispatchClaim[], now: number, known?: MessageRow[]): Promise<Omit<PassState, 'outcomes'>> {
     const takenOver = claimed.filter((c) => c.previous_claimant !== null).length;
     if (takenOver > 0) this.opts.onTakenOver?.(takenOver);
     const claims = new Map(claimed.map((c) => [c.message_id, c]));
@@ -121,9 +158,11 @@ export class Dispatch {
     if (scheduled.length > 0) {
       await this.messaging.applyStatusNow(scheduled.map((m) => ({ messageId: m.id, status: 'ENROUTE' as const, at: now })));
     }
+    return { claims, gone, expired, due };
+  }
 
-    const outcomes = await this.submitAll(due);
-
+  /** Writes a pass's outcomes under its claim, where the claim still holds them. */
+  private async record({ claims, gone, expired, due, outcomes }: PassState, hold: ClaimHold, now: number): Promise<void> {
     const handledExpiry = expired.length > 0 && this.opts.onExpired ? await this.opts.onExpired(expired, now) : new Set<string>();
     const changes: StatusChange[] = expired.filter((m) => !handledExpiry.has(m.id)).map((m) => ({
       messageId: m.id,
@@ -169,12 +208,17 @@ export class Dispatch {
         done.add(m.id);
       }
     }
-    // One claim per pass: every row of it was leased by this node until the same instant. The final statuses are
+    // One claim per pass: every row of it is leased by this node until the same instant. The final statuses are
     // written in the same transaction, for the messages the claim still held.
-    await recordDispatch(this.store, { claimant: this.opts.nodeId, leaseUntil: claimed[0]!.lease_until! }, { submitted, retries, done: [...done] }, async (trx, held) => {
-      const mine = changes.filter((c) => held.has(c.messageId));
+    const held = await recordDispatch(this.store, hold.claim, { submitted, retries, done: [...done] }, async (trx, stillHeld) => {
+      const mine = changes.filter((c) => stillHeld.has(c.messageId));
       if (mine.length > 0) await this.messaging.applyStatusIn(trx, mine);
     });
+    const unrecorded = submitted.filter((p) => !held.has(p.id)).length;
+    if (unrecorded > 0) {
+      this.opts.onFenced?.('after', unrecorded);
+      this.logger.warn({ count: unrecorded }, 'messages sent while this node’s claim of them ran out: their new owner sends them again');
+    }
     if (submitted.length > 0 && this.opts.onPlaced) {
       await this.opts.onPlaced(submitted.map((p) => ({ connector: p.connector, upstreamId: p.upstreamId }))).catch((err: unknown) =>
         this.logger.warn({ err }, 'receipts that came before their placement was recorded wait for their next retry'),
@@ -195,7 +239,7 @@ export class Dispatch {
    * next one, until one takes it or none is left. A message with no route at all is refused (NOT_ROUTABLE); one whose
    * route has no connector up waits.
    */
-  private async submitAll(due: MessageRow[]): Promise<Map<string, Outcome>> {
+  private async submitAll(due: MessageRow[], fence: SubmitFence): Promise<Map<string, Outcome>> {
     const outcomes = new Map<string, Outcome>();
     const plans = new Map<string, { choice: RouteChoice }>();
     for (const m of due) {
@@ -238,10 +282,14 @@ export class Dispatch {
         groups.set(c, [...(groups.get(c) ?? []), m]);
       }
       await Promise.all(
-        [...groups].map(async ([connector, list]) => {
+        [...groups].map(async ([connector, group]) => {
+          // Not handed to a connector at all once the claim is lost; the connector asks again before sending.
+          for (const m of group) if (!fence.holds(m.id)) outcomes.set(m.id, { route: null, costPerPart: null, connector: connector.name, result: fenced() });
+          const list = group.filter((m) => fence.holds(m.id));
+          if (list.length === 0) return;
           let out: SubmitResult[];
           try {
-            out = await connector.submit(list.map(toOutbound));
+            out = await connector.submit(list.map(toOutbound), fence);
           } catch (err) {
             this.logger.warn({ err, connector: connector.name }, 'connector submit failed');
             out = list.map(() => ({ ok: false as const, temporary: true, code: 'CONNECTOR_ERROR', reason: (err as Error).message }));

@@ -87,15 +87,18 @@ export class WebhookOutbox {
   }
 
   /** Keeps claimed deliveries this node still holds (waiting for a connection to their origin, or in flight). */
-  renew(ids: string[], until: number): Promise<void> {
-    return renewDeliveryLeases(this.store.db, ids, until);
+  /** Moves the lease of deliveries leased until `leased` to `until`; answers those still leased so (the others were claimed again elsewhere). */
+  renew(ids: string[], leased: number, until: number): Promise<Set<string>> {
+    return renewDeliveryLeases(this.store.db, ids, leased, until);
   }
 
   /**
-   * Records attempts: delivered, refused for good, or retried on the schedule until it is exhausted (FAILED). Answers
-   * when the earliest retry falls due (null: none).
+   * Records attempts: delivered, refused for good, or retried on the schedule until it is exhausted (FAILED), each
+   * only where the delivery is still leased as it was for the attempt (its fencing token). Answers when the earliest
+   * retry falls due (null: none), and how many outcomes came too late to be written (claimed again elsewhere: sent
+   * twice).
    */
-  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<number | null> {
+  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<{ retryAt: number | null; stale: number }> {
     const outcomes: AttemptOutcome[] = items.map(({ delivery: d, outcome: r, at }) => {
       const attempts = d.attempts + 1;
       let state = 'PENDING';
@@ -110,6 +113,7 @@ export class WebhookOutbox {
       }
       return {
         deliveryId: d.id,
+        leased: d.lease_until ?? 0,
         at,
         outcome: r.outcome,
         httpStatus: r.httpStatus,
@@ -120,9 +124,9 @@ export class WebhookOutbox {
         nextAttemptAt: next,
       };
     });
-    await recordAttempts(this.store, outcomes);
+    const stale = await recordAttempts(this.store, outcomes);
     const retries = outcomes.filter((o) => o.state === 'PENDING').map((o) => o.nextAttemptAt);
-    return retries.length > 0 ? Math.min(...retries) : null;
+    return { retryAt: retries.length > 0 ? Math.min(...retries) : null, stale };
   }
 
   readonly hook: EventConsumer = async (db, events, messages) => {

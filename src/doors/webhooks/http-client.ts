@@ -8,7 +8,8 @@ import { AddressRefusedError, guardedLookup, isPublicAddress, type LookupAll } f
  * `delivered`: the receiver answered 2xx. `gone`: it answered 410, stop retrying this delivery. `retry`: any other
  * answer, a network error or a timeout. `refused`: the URL can never work (malformed, not http(s), private address).
  */
-export type AttemptOutcome = 'delivered' | 'retry' | 'gone' | 'refused';
+/** `fenced`: not sent, the sender's claim of the delivery ran out while it waited (another node sends it). */
+export type AttemptOutcome = 'delivered' | 'retry' | 'gone' | 'refused' | 'fenced';
 
 export interface AttemptResult {
   outcome: AttemptOutcome;
@@ -30,6 +31,8 @@ export interface WebhookRequest {
   headers?: Readonly<Record<string, string>>;
   /** Appended to the URL's own query string; null and undefined values are left out. */
   query?: Readonly<Record<string, QueryValue>>;
+  /** Asked once a connection is free, right before the request goes out: false leaves it unsent (`fenced`). */
+  stillHeld?: () => boolean;
 }
 
 export interface WebhookHttpClientOptions {
@@ -107,6 +110,7 @@ export class WebhookHttpClient {
     const denied = await this.acquire(destination);
     if (denied !== null) return failure('retry', denied, 0);
     try {
+      if (request.stillHeld && !request.stillHeld()) return failure('fenced', 'the claim of this delivery ran out before it was sent', 0);
       return await this.attempt(destination.pool, target, request);
     } finally {
       this.release(destination);

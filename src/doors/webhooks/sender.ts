@@ -3,8 +3,9 @@ import { originOf } from '../../core/domain/urls.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import type { WebhookOutbox } from '../../core/webhooks/outbox.ts';
+import { fenceMargin } from '../../core/domain/leases.ts';
 import { Loop } from '../../workers/loop.ts';
-import type { AttemptResult, WebhookHttpClient } from './http-client.ts';
+import type { AttemptOutcome, AttemptResult, WebhookHttpClient } from './http-client.ts';
 import { signWebhook } from './signing.ts';
 
 export interface WebhookSenderOptions {
@@ -21,6 +22,11 @@ export interface WebhookSenderOptions {
   leaseMs?: number;
   /** The slow poll behind the wake-ups. */
   safetyPollMs?: number;
+  /**
+   * Told of deliveries whose claim ran out: not sent (`before`: another node sends them), or sent with their outcome
+   * no longer writable (`after`: sent again by the node that holds them now).
+   */
+  onFenced?: (when: 'before' | 'after', count: number) => void;
 }
 
 /** Attempt outcomes are recorded together when they come within this long of each other. */
@@ -32,7 +38,7 @@ type Delivery = Awaited<ReturnType<WebhookOutbox['claim']>>[number];
 
 interface Recorded {
   delivery: Delivery;
-  outcome: AttemptResult;
+  outcome: AttemptResult & { outcome: Exclude<AttemptOutcome, 'fenced'> };
   at: number;
 }
 
@@ -54,6 +60,11 @@ export class WebhookSender {
   private readonly claimBatch: number;
   private readonly leaseMs: number;
   private renewTimer: NodeJS.Timeout | null = null;
+  private renewing: Promise<void> | null = null;
+  /** Held deliveries another node claimed after their lease ran out: not to be sent from here. */
+  private readonly lost = new Set<string>();
+  private readonly margin: number;
+  private readonly onFenced: NonNullable<WebhookSenderOptions['onFenced']>;
   /** The last pass stopped for want of room (not for want of work): finishing attempts wake the loop. */
   private full = false;
   /** Origins left out of the last claim: their queue here was full. */
@@ -70,11 +81,16 @@ export class WebhookSender {
     this.maxHeldPerOrigin = opts.maxHeldPerOrigin ?? 500;
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseMs = opts.leaseMs ?? 60_000;
+    this.margin = fenceMargin(this.leaseMs);
+    this.onFenced = opts.onFenced ?? (() => undefined);
     this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? 5_000, (err) =>
       this.logger.error({ err }, 'webhook sender pass failed; retrying'),
     );
     this.recorder = new GroupCommitter(async (items) => {
-      const retryAt = await this.outbox.settle(items);
+      // A renewal under way may still move these deliveries' leases: written with the lease it leaves them.
+      await this.renewing;
+      const { retryAt, stale } = await this.outbox.settle(items);
+      if (stale > 0) this.onFenced('after', stale);
       if (retryAt !== null) this.loop.at(retryAt);
       // A delivery that ended may have been holding back a later one of its message (they go in order).
       if (items.some((i) => i.outcome.outcome !== 'retry')) this.loop.at(Date.now() + CLAIM_LINGER_MS);
@@ -132,14 +148,41 @@ export class WebhookSender {
     }
   }
 
-  /** Keeps the leases of what this node holds ahead, so a long origin queue is not taken for a dead node's. */
-  private async renew(): Promise<void> {
-    if (this.held.size === 0) return;
-    try {
-      await this.outbox.renew([...this.held.keys()], Date.now() + this.leaseMs);
-    } catch (err) {
-      this.logger.warn({ err }, 'could not renew the leases of held webhook deliveries');
+  /**
+   * Keeps the leases of what this node holds ahead, so a long origin queue is not taken for a dead node's: each by
+   * compare and set on the lease it holds, so a delivery another node claimed after its lease ran out (this node
+   * stalled) is dropped here instead of sent twice.
+   */
+  private renew(): Promise<void> {
+    this.renewing ??= this.renewHeld().finally(() => {
+      this.renewing = null;
+    });
+    return this.renewing;
+  }
+
+  private async renewHeld(): Promise<void> {
+    const byLease = new Map<number, Delivery[]>();
+    for (const d of this.held.values()) {
+      if (this.lost.has(d.id) || d.lease_until === null) continue;
+      byLease.set(d.lease_until, [...(byLease.get(d.lease_until) ?? []), d]);
     }
+    const until = Date.now() + this.leaseMs;
+    for (const [leased, list] of byLease) {
+      try {
+        const renewed = await this.outbox.renew(list.map((d) => d.id), leased, until);
+        for (const d of list) {
+          if (renewed.has(d.id)) d.lease_until = until;
+          else this.lost.add(d.id);
+        }
+      } catch (err) {
+        this.logger.warn({ err }, 'could not renew the leases of held webhook deliveries');
+      }
+    }
+  }
+
+  /** Whether this node may still send `d`: its lease not over (less a margin for clocks), not claimed elsewhere. */
+  private holds(d: Delivery): boolean {
+    return !this.lost.has(d.id) && d.lease_until !== null && Date.now() < d.lease_until - this.margin;
   }
 
   private launch(d: Delivery, origin: string): void {
@@ -162,6 +205,7 @@ export class WebhookSender {
 
   private release(d: Delivery, origin: string): void {
     this.held.delete(d.id);
+    this.lost.delete(d.id);
     const n = (this.heldPerOrigin.get(origin) ?? 1) - 1;
     if (n <= 0) this.heldPerOrigin.delete(origin);
     else this.heldPerOrigin.set(origin, n);
@@ -171,7 +215,7 @@ export class WebhookSender {
     let outcome: AttemptResult;
     try {
       if (d.method === 'GET') {
-        outcome = await this.client.send({ method: 'GET', url: d.url, query: JSON.parse(d.payload) as Record<string, string> });
+        outcome = await this.client.send({ method: 'GET', url: d.url, query: JSON.parse(d.payload) as Record<string, string>, stillHeld: () => this.holds(d) });
       } else {
         const channel = await this.messaging.channel(d.channel_id);
         const now = Date.now();
@@ -185,13 +229,18 @@ export class WebhookSender {
           url: d.url,
           body: d.payload,
           headers: { ...headers, 'content-type': 'application/json' },
+          stillHeld: () => this.holds(d),
         });
       }
     } finally {
       // No longer renewed: its outcome is being recorded (or, on an unexpected error, its lease runs out).
       this.release(d, origin);
     }
-    await this.recorder.submit({ delivery: d, outcome, at: Date.now() });
+    if (outcome.outcome === 'fenced') {
+      this.onFenced('before', 1);
+      return;
+    }
+    await this.recorder.submit({ delivery: d, outcome: { ...outcome, outcome: outcome.outcome }, at: Date.now() });
   }
 }
 
