@@ -26,6 +26,7 @@ import { RcsService } from './core/rcs/service.ts';
 import { ConnectorService } from './core/routing/service.ts';
 import type { Services } from './core/services.ts';
 import { SmppBinds } from './core/smpp/binds.ts';
+import { SmppConcatParts } from './core/smpp/concat-parts.ts';
 import { SmppOutbox } from './core/smpp/outbox.ts';
 import { AccessControl } from './core/tenancy/access.ts';
 import { AuthService } from './core/tenancy/auth.ts';
@@ -166,7 +167,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onLimited: (group) => metrics.rateLimited.inc({ group }),
   });
   const smppBinds = new SmppBinds(store, config.nodeId);
-  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, access, smppBinds, logger.child({ component: 'smpp' }));
+  const smpp = new SmppGateway(tenancy, messaging, smppCredentials, smppOutbox, access, smppBinds, new SmppConcatParts(store, config.nodeId), logger.child({ component: 'smpp' }));
 
   // Fraud guards look at every message before it is stored; a one-time password's text is put back for connectors only.
   const fraudGuards = new FraudGuards(store, tenancy, rateLimiter, {

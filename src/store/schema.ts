@@ -286,6 +286,32 @@ export interface SmppBindTable {
   bound_at: number;
 }
 
+/** A part of a concatenated SMPP submit waiting for the rest of its message (one row per part). */
+export interface SmppConcatPartTable {
+  credential_id: string;
+  source: string;
+  destination: string;
+  /** Concatenation reference (UDH or sar_msg_ref_num). */
+  ref: number;
+  total: number;
+  /** 1-based. */
+  seq: number;
+  /** The id every part of the message is answered with. */
+  message_id: string;
+  /** User data without the UDH. */
+  payload: Buffer;
+  data_coding: number;
+  /** What the SMPP server needs back with the whole message or its expiry (opaque JSON). */
+  meta: string;
+  created_at: number;
+  /** The assembly's: set by its first part, the same on all its parts. */
+  expires_at: number;
+  /** When the message was made whole and taken for storing (its parts stay until it is stored); null while waiting. */
+  taken_at: number | null;
+  /** The node that took it. */
+  taken_by: string | null;
+}
+
 export interface SmppCredentialTable {
   id: string;
   channel_id: string;
@@ -534,6 +560,7 @@ export interface Database {
   route_rollups: RouteRollupTable;
   nodes: NodeTable;
   smpp_binds: SmppBindTable;
+  smpp_concat_parts: SmppConcatPartTable;
   connector_slots: ConnectorSlotTable;
   unmatched_receipts: UnmatchedReceiptTable;
   rate_windows: RateWindowTable;

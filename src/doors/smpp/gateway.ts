@@ -10,7 +10,12 @@ import type {
   SmppBindRequest,
   SmppBindResult,
   SmppCancel,
+  SmppConcatAdded,
+  SmppConcatBudget,
   SmppConcatExpired,
+  SmppConcatPart,
+  SmppConcatStranded,
+  SmppConcatTimedOut,
   SmppHandler,
   SmppMetricHook,
   SmppPrincipal,
@@ -31,6 +36,7 @@ import { activeCredentialsOfChannels, type SmppCredentialService } from '../../c
 import type { TenancyService } from '../../core/tenancy/service.ts';
 import type { AccessControl } from '../../core/tenancy/access.ts';
 import type { SmppBinds } from '../../core/smpp/binds.ts';
+import type { SmppConcatParts } from '../../core/smpp/concat-parts.ts';
 
 /** A bind refused for its credentials is answered this late, then its connection closed: guessing costs time. */
 const FAILED_BIND_ANSWER_MS = 1_000;
@@ -97,6 +103,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     private readonly outbox: SmppOutbox,
     private readonly access: AccessControl,
     private readonly binds: SmppBinds,
+    private readonly concatParts: SmppConcatParts,
     private readonly logger: Logger,
     opts: SmppGatewayOptions = {},
   ) {
@@ -163,10 +170,29 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     this.binds.release(p.credentialId, session).catch((err: unknown) => this.logger.warn({ err }, 'could not release an SMPP bind; it is freed when this node stops'));
   }
 
+  /** Parts wait in the database: a customer's binds on several nodes may each carry some of a message's parts. */
+  async addConcatPart(p: SmppGatewayPrincipal, part: SmppConcatPart, budget: SmppConcatBudget): Promise<SmppConcatAdded> {
+    const added = await this.concatParts.add(p.credentialId, part, budget);
+    // The credential was deleted while this session was bound.
+    if (added.kind === 'gone') return { kind: 'refused', status: SmppStatus.ESME_RINVBNDSTS };
+    return added;
+  }
+
+  takeExpiredConcat(now: number): Promise<SmppConcatTimedOut[]> {
+    return this.concatParts.takeExpired(now);
+  }
+
+  takeStrandedConcat(now: number): Promise<SmppConcatStranded[]> {
+    return this.concatParts.takeStranded(now);
+  }
+
   async submit(p: SmppGatewayPrincipal, s: SmppSubmit): Promise<SmppSubmitResult> {
     const credential = await this.credentials.get(p.credentialId);
     // The credential was deleted or disabled while this session was bound.
-    if (!credential || credential.state !== 'ACTIVE') return { status: SmppStatus.ESME_RINVBNDSTS };
+    if (!credential || credential.state !== 'ACTIVE') {
+      if (s.messageId !== undefined) await this.concatParts.drop(p.credentialId, s.messageId);
+      return { status: SmppStatus.ESME_RINVBNDSTS };
+    }
     const channel = await this.messaging.channel(p.channelId);
     if (channel.state !== 'ACTIVE') return this.refuse(p, s, SmppStatus.ESME_RSUBMITFAIL);
     if (s.text === '') return this.refuse(p, s, SmppStatus.ESME_RINVMSGLEN);
@@ -182,13 +208,20 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
       registeredDelivery: s.registeredDelivery,
       ...(s.messageId !== undefined && { messageId: s.messageId }),
     };
+    // A concatenated message's parts are deleted in the transaction that stores it.
+    const storing = s.messageId === undefined ? undefined : this.concatParts.storedWith(p.credentialId, s.messageId);
     let row: MessageRow;
     try {
-      row = await this.messaging.sendSms(channel, input);
+      row = await this.messaging.sendSms(channel, input, storing);
     } catch (err) {
       if (err instanceof CoreError) {
         this.logger.debug({ systemId: p.systemId, kind: err.kind, detail: err.detail }, 'smpp submit refused');
         return this.refuse(p, s, submitErrorStatus(err.kind));
+      }
+      // Stored meanwhile under its id by another node (this one was too slow): it stays as that node stored it.
+      const [stored] = s.messageId === undefined ? [] : await this.messaging.getMany([s.messageId]);
+      if (stored && stored.smpp_credential_id === p.credentialId) {
+        return stored.status === 'UNDELIVERABLE' ? { status: refusalStatus(stored.status_detail) } : { messageId: stored.id };
       }
       throw err;
     }
@@ -202,10 +235,12 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
 
   /**
    * A refusal with nothing stored. A concatenated message's id was already given with its earlier parts, so when a
-   * receipt was asked for it gets a REJECTD one.
+   * receipt was asked for it gets a REJECTD one, in the transaction that deletes its parts.
    */
   private async refuse(p: SmppGatewayPrincipal, s: SmppSubmit, status: number): Promise<SmppSubmitResult> {
-    if (s.messageId !== undefined && s.receiptRequested) {
+    if (s.messageId === undefined) return { status };
+    const receipts: SmppOutboxRow[] = [];
+    if (s.receiptRequested) {
       const now = Date.now();
       const pdu = buildReceiptDeliverSm({
         messageId: s.messageId,
@@ -217,8 +252,9 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
         doneDate: new Date(now),
         text: s.text,
       });
-      await this.enqueue([this.outboxRow(p.credentialId, 'RECEIPT', s.messageId, [pdu], now)]);
+      receipts.push(this.outboxRow(p.credentialId, 'RECEIPT', s.messageId, [pdu], now));
     }
+    await this.concatParts.drop(p.credentialId, s.messageId, (db) => this.outbox.enqueue(receipts, db));
     return { status };
   }
 

@@ -80,11 +80,66 @@ export interface SmppConcatExpired {
   total: number;
 }
 
+/** A part of a concatenated submit, to keep until its message is whole. */
+export interface SmppConcatPart {
+  /** source_addr and destination_addr as received: with the principal and `ref`, they name the message. */
+  source: string;
+  destination: string;
+  ref: number;
+  total: number;
+  /** 1-based. */
+  seq: number;
+  /** User data without the UDH. */
+  payload: Buffer;
+  dataCoding: number;
+  /** The server's own record of the part, given back with the whole message or its expiry. */
+  meta: string;
+  /** When the message gives up waiting for its parts, if this part starts it. */
+  expiresAt: number;
+}
+
+/** Parts and octets one principal may have waiting, all its messages together. */
+export interface SmppConcatBudget {
+  maxParts: number;
+  maxBytes: number;
+}
+
+export type SmppConcatAdded =
+  /** Stored (partial), or already there (duplicate): answered with the message's id. */
+  | { kind: 'partial' | 'duplicate'; messageId: string }
+  /** The part's total disagrees with the parts already there. */
+  | { kind: 'inconsistent'; messageId: string }
+  /** This part made the message whole (the parts are taken, in order; `meta` is part 1's): submit it. */
+  | { kind: 'complete'; messageId: string; parts: Array<{ payload: Buffer; dataCoding: number }>; meta: string }
+  | { kind: 'over-budget'; parts: number; bytes: number }
+  | { kind: 'refused'; status: number };
+
+/**
+ * A message made whole whose submit never finished (the node that took it stopped, or failed to store it): to submit
+ * again with its id, as the node that took it would have.
+ */
+export interface SmppConcatStranded {
+  messageId: string;
+  parts: Array<{ payload: Buffer; dataCoding: number }>;
+  meta: string;
+}
+
+/** A message whose parts stopped arriving; `meta` is part 1's, or the first part's received. */
+export interface SmppConcatTimedOut {
+  messageId: string;
+  received: number;
+  total: number;
+  meta: string;
+}
+
 export interface SmppHandler<P extends SmppPrincipal = SmppPrincipal> {
   bind(request: SmppBindRequest): Promise<SmppBindResult<P>>;
   /** A Tern message id, for parts answered before their message is complete. */
   allocateMessageId(): string;
-  /** One call per message, however many parts it came in; `submit.messageId`, when set, must be used. */
+  /**
+   * One call per message, however many parts it came in; `submit.messageId`, when set, must be used, and a message
+   * already stored under it is not stored again (a stranded message may be submitted twice).
+   */
   submit(principal: P, submit: SmppSubmit): Promise<SmppSubmitResult>;
   query?(principal: P, query: SmppQuery): Promise<SmppQueryResult>;
   /** `{ status: 0 }` when cancelled, else e.g. ESME_RCANCELFAIL or ESME_RINVMSGID. */
@@ -105,6 +160,16 @@ export interface SmppHandler<P extends SmppPrincipal = SmppPrincipal> {
    */
   claimBind?(principal: P, session: string): Promise<boolean>;
   releaseBind?(principal: P, session: string): void;
+  /**
+   * Keeps a part of a concatenated submit where every node sees it, within the principal's budget, and says whether it
+   * made its message whole (for one caller only, on whichever node). Without it each server keeps the parts it
+   * received in memory, and a message whose parts reach two nodes is never whole.
+   */
+  addConcatPart?(principal: P, part: SmppConcatPart, budget: SmppConcatBudget): Promise<SmppConcatAdded>;
+  /** With addConcatPart: takes the messages whose time ran out (each is taken by one caller only). */
+  takeExpiredConcat?(now: number): Promise<SmppConcatTimedOut[]>;
+  /** With addConcatPart: takes the whole messages stranded by a node that did not submit them (one caller each). */
+  takeStrandedConcat?(now: number): Promise<SmppConcatStranded[]>;
 }
 
 /**

@@ -3,7 +3,6 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { formatSmppTime } from '../../protocols/smpp/receipt.ts';
 import { decodeGsm7, decodeSmppText } from '../../core/domain/text.ts';
-import { ConcatAssembler, concatKey } from '../../protocols/smpp/concat.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
 import type {
   BindMode,
@@ -16,8 +15,16 @@ import type {
 } from './handler.ts';
 import { SmppStatus, str, type Pdu, type UnsuccessSme } from '../../protocols/smpp/pdu.ts';
 import { isBindCommand, SmppSession, type RequestResult, type SmppSessionOptions } from '../../protocols/smpp/session.ts';
-import { decodeSubmit, destinationOf, multiDestinations, type SmppAddress, type SubmitFields } from '../../protocols/smpp/submit.ts';
+import { decodeSubmit, destinationOf, multiDestinations } from '../../protocols/smpp/submit.ts';
 import { TokenBucket } from '../../protocols/smpp/token-bucket.ts';
+import {
+  memoryReassembly,
+  sharedReassembly,
+  type ExpiredMessage,
+  type Reassembly,
+  type ReassemblyOptions,
+  type WholeMessage,
+} from './reassembly.ts';
 
 /**
  * Tern's customer-facing SMPP 3.4 server: TCP (and optionally TLS) listeners, binds answered through the handler
@@ -46,9 +53,12 @@ export interface SmppServerOptions<P extends SmppPrincipal> extends SessionTunin
   systemId?: string;
   /** How long the parts of a concatenated message may take to arrive. */
   concatTimeoutMs?: number;
-  /** Concatenated messages being assembled at once, all credentials together. */
+  /**
+   * Concatenated messages being assembled at once, all credentials together: a bound on this server's memory, when
+   * the handler keeps no parts itself (addConcatPart).
+   */
   maxPendingConcat?: number;
-  /** Octets of parts waiting for the rest of their message, all credentials together. */
+  /** Octets of parts waiting for the rest of their message, all credentials together (in memory, as above). */
   maxConcatBytes?: number;
   /** Parts and octets one credential may have waiting; beyond, its parts get ESME_RMSGQFUL, nobody else's. */
   maxConcatPartsPerCredential?: number;
@@ -101,12 +111,6 @@ interface Conn<P> {
   secure?: boolean;
 }
 
-interface ConcatMeta<P> {
-  principal: P;
-  fields: SubmitFields;
-  destination: SmppAddress;
-}
-
 const silentLogger: SmppLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 const hex = (status: number): string => `0x${status.toString(16).padStart(8, '0')}`;
@@ -130,24 +134,66 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
   const buckets = new Map<string, TokenBucket>();
   let closing = false;
 
-  const assembler = new ConcatAssembler<ConcatMeta<P>>({
-    allocateMessageId: () => handler.allocateMessageId(),
+  function concatExpired({ messageId, received, total, meta }: ExpiredMessage<P>): void {
+    const { principal, fields, destination } = meta;
+    log.info({ systemId: principal.systemId, messageId, received, total }, 'smpp concatenated message expired');
+    metric('smpp_errors_total', { system_id: principal.systemId, command: 'submit_sm', reason: 'concat_expired' });
+    try {
+      handler.concatExpired?.(principal, { messageId, source: fields.source, destination, received, total });
+    } catch (err) {
+      log.error({ err, messageId }, 'smpp concatExpired handler failed');
+    }
+  }
+
+  const reassemblyOptions: ReassemblyOptions = {
+    now,
     ...(options.concatTimeoutMs !== undefined && { timeoutMs: options.concatTimeoutMs }),
     ...(options.maxPendingConcat !== undefined && { maxPending: options.maxPendingConcat }),
     ...(options.maxConcatBytes !== undefined && { maxBytes: options.maxConcatBytes }),
     ...(options.maxConcatPartsPerCredential !== undefined && { maxPartsPerOwner: options.maxConcatPartsPerCredential }),
     ...(options.maxConcatBytesPerCredential !== undefined && { maxBytesPerOwner: options.maxConcatBytesPerCredential }),
-    onExpire: ({ messageId, received, total, meta }) => {
-      const { principal, fields, destination } = meta;
-      log.info({ systemId: principal.systemId, messageId, received, total }, 'smpp concatenated message expired');
-      metric('smpp_errors_total', { system_id: principal.systemId, command: 'submit_sm', reason: 'concat_expired' });
-      try {
-        handler.concatExpired?.(principal, { messageId, source: fields.source, destination, received, total });
-      } catch (err) {
-        log.error({ err, messageId }, 'smpp concatExpired handler failed');
-      }
-    },
-  });
+  };
+
+  /** Submits a whole concatenated message with the id its parts were answered with. */
+  async function submitWhole(p: P, whole: WholeMessage<P>): Promise<SmppSubmitResult> {
+    const { meta } = whole;
+    const r = await handler.submit(p, {
+      ...meta.fields,
+      destination: meta.destination,
+      text: whole.text,
+      parts: whole.total,
+      messageId: whole.messageId,
+    });
+    if ('messageId' in r) metric('smpp_submits_total', { system_id: p.systemId });
+    return r;
+  }
+
+  /** A whole message whose node never stored it: nobody waits for its answer, its parts were answered already. */
+  async function submitStranded(whole: WholeMessage<P>): Promise<void> {
+    const p = whole.meta.principal;
+    try {
+      const r = await submitWhole(p, whole);
+      log.info({ systemId: p.systemId, messageId: whole.messageId, ...r }, 'smpp concatenated message taken over from the node that made it whole, and submitted');
+    } catch (err) {
+      log.error({ err, systemId: p.systemId, messageId: whole.messageId }, 'smpp concatenated message could not be stored; trying again later');
+    }
+  }
+
+  const { addConcatPart, takeExpiredConcat, takeStrandedConcat } = handler;
+  const reassembly: Reassembly<P> =
+    addConcatPart && takeExpiredConcat && takeStrandedConcat
+      ? sharedReassembly<P>(
+          {
+            addConcatPart: addConcatPart.bind(handler),
+            takeExpiredConcat: takeExpiredConcat.bind(handler),
+            takeStrandedConcat: takeStrandedConcat.bind(handler),
+          },
+          reassemblyOptions,
+          concatExpired,
+          submitStranded,
+          (err) => log.error({ err }, 'smpp: expiring or recovering concatenated messages failed; trying again'),
+        )
+      : memoryReassembly<P>(reassemblyOptions, () => handler.allocateMessageId(), concatExpired);
 
   async function throttled(p: P, n: number): Promise<boolean> {
     if (!(p.tps > 0)) return false;
@@ -239,34 +285,25 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       if ('messageId' in r) metric('smpp_submits_total', { system_id: p.systemId });
       return submitResult(r);
     }
-    const key = concatKey(p.key, fields.source.addr, destination.addr, concat.ref);
-    const added = assembler.add(key, concat, payload, fields.dataCoding, { principal: p, fields, destination }, p.key);
+    const added = await reassembly.add(p, concat, payload, { principal: p, fields, destination });
     switch (added.kind) {
       case 'full':
-        log.warn({ systemId: p.systemId, pending: assembler.size, bytes: assembler.pendingBytes }, 'smpp reassembly table full');
+        log.warn({ systemId: p.systemId, ...added.load }, 'smpp reassembly table full');
         metric('smpp_errors_total', { system_id: p.systemId, command: 'submit_sm', reason: 'concat_full' });
         return { status: SmppStatus.ESME_RMSGQFUL };
       case 'over-budget':
-        log.warn({ systemId: p.systemId, ...assembler.usageOf(p.key) }, 'smpp credential has as many parts waiting as it may');
+        log.warn({ systemId: p.systemId, ...added.load }, 'smpp credential has as many parts waiting as it may');
         metric('smpp_errors_total', { system_id: p.systemId, command: 'submit_sm', reason: 'concat_budget' });
         return { status: SmppStatus.ESME_RMSGQFUL };
       case 'inconsistent':
         return { status: SmppStatus.ESME_RSUBMITFAIL };
+      case 'refused':
+        return { status: added.status };
       case 'partial':
       case 'duplicate':
         return { fields: { message_id: added.messageId } };
-      case 'complete': {
-        const { meta } = added;
-        const r = await handler.submit(p, {
-          ...meta.fields,
-          destination: meta.destination,
-          text: added.text,
-          parts: added.total,
-          messageId: added.messageId,
-        });
-        if ('messageId' in r) metric('smpp_submits_total', { system_id: p.systemId });
-        return submitResult(r, added.messageId);
-      }
+      case 'complete':
+        return submitResult(await submitWhole(p, added), added.messageId);
     }
   }
 
@@ -486,6 +523,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
   return {
     async listen() {
       const port = await listenOn(plain, options.port, options.host);
+      reassembly.start();
       if (!secure || !options.tls) return { port };
       const tlsPort = await listenOn(secure, options.tls.port, options.tls.host ?? options.host);
       return { port, tlsPort };
@@ -495,7 +533,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       closing = true;
       const stopping = [closeServer(plain), ...(secure ? [closeServer(secure)] : [])];
       await Promise.all([...conns].map((c) => c.session.close()));
-      assembler.clear();
+      await reassembly.close();
       await Promise.all(stopping);
     },
 

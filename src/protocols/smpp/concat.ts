@@ -38,6 +38,15 @@ export interface ExpiredAssembly<M> {
   meta: M;
 }
 
+/** How long parts wait for the rest of their message, and how much may wait. */
+export const CONCAT_DEFAULTS = {
+  timeoutMs: 60_000,
+  maxPending: 10_000,
+  maxBytes: 64 * 2 ** 20,
+  maxPartsPerOwner: 1_000,
+  maxBytesPerOwner: 2 * 2 ** 20,
+} as const;
+
 export interface ConcatAssemblerOptions<M> {
   allocateMessageId: () => string;
   onExpire: (assembly: ExpiredAssembly<M>) => void;
@@ -87,11 +96,11 @@ export class ConcatAssembler<M> {
   private readonly maxBytesPerOwner: number;
 
   constructor(private readonly options: ConcatAssemblerOptions<M>) {
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.maxPending = options.maxPending ?? 10_000;
-    this.maxBytes = options.maxBytes ?? 64 * 2 ** 20;
-    this.maxPartsPerOwner = options.maxPartsPerOwner ?? 1_000;
-    this.maxBytesPerOwner = options.maxBytesPerOwner ?? 2 * 2 ** 20;
+    this.timeoutMs = options.timeoutMs ?? CONCAT_DEFAULTS.timeoutMs;
+    this.maxPending = options.maxPending ?? CONCAT_DEFAULTS.maxPending;
+    this.maxBytes = options.maxBytes ?? CONCAT_DEFAULTS.maxBytes;
+    this.maxPartsPerOwner = options.maxPartsPerOwner ?? CONCAT_DEFAULTS.maxPartsPerOwner;
+    this.maxBytesPerOwner = options.maxBytesPerOwner ?? CONCAT_DEFAULTS.maxBytesPerOwner;
   }
 
   get size(): number {
@@ -182,12 +191,16 @@ export class ConcatAssembler<M> {
   }
 }
 
-/**
- * Joins the parts' octets before decoding when they share a data_coding, so a UCS-2 surrogate pair that a client
- * split across two parts still decodes; parts in different codings are decoded one by one.
- */
 function assembleText<M>(a: Assembly<M>): string {
-  const parts = [...a.parts.entries()].sort(([x], [y]) => x - y).map(([, p]) => p);
+  return joinPartsText([...a.parts.entries()].sort(([x], [y]) => x - y).map(([, p]) => p));
+}
+
+/**
+ * The text of a message's parts, given in order. Joins the parts' octets before decoding when they share a
+ * data_coding, so a UCS-2 surrogate pair that a client split across two parts still decodes; parts in different
+ * codings are decoded one by one.
+ */
+export function joinPartsText(parts: ReadonlyArray<{ payload: Buffer; dataCoding: number }>): string {
   const dataCoding = parts[0]!.dataCoding;
   if (parts.every((p) => p.dataCoding === dataCoding)) {
     return decodeSmppText(Buffer.concat(parts.map((p) => p.payload)), dataCoding);

@@ -18,6 +18,7 @@ import * as otp from './020-otp.ts';
 import * as webhookOrigin from './023-webhook-origin.ts';
 import * as dispatchLanes from './024-dispatch-lanes.ts';
 import * as smppBinds from './025-smpp-binds.ts';
+import * as smppConcatParts from './026-smpp-concat-parts.ts';
 import * as rcsConversationLatest from './027-rcs-conversation-latest.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   '023-webhook-origin': webhookOrigin,
   '024-dispatch-lanes': dispatchLanes,
   '025-smpp-binds': smppBinds,
+  '026-smpp-concat-parts': smppConcatParts,
   '027-rcs-conversation-latest': rcsConversationLatest,
 };
