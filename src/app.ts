@@ -159,6 +159,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   webhooks.registerFormatter(legacyWebhookFormatter);
   const smppOutbox = new SmppOutbox(store);
   const metrics = new Metrics();
+  metrics.watchStatements(() => store.statements.count);
   const access = new AccessControl(store, auth, rateLimiter, {
     defaults: config.trafficLimits,
     failuresPerMinute: config.authFailuresPerMinute,

@@ -155,6 +155,19 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
   }
 
+  /** Statements this node has run on its database, read at each scrape. */
+  watchStatements(count: () => number): void {
+    new Counter({
+      name: 'tern_db_statements_total',
+      help: 'Statements this node ran on its database (transactions\' BEGIN and COMMIT aside); idle, only the slow safety polls',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(count());
+      },
+    });
+  }
+
   /**
    * One-time passwords of the whole cluster (read from the database at each scrape): those created in the last 24
    * hours, and the share of them that were approved.

@@ -1,7 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import {
+  Kysely,
+  type KyselyPlugin,
+  type Migration,
+  Migrator,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  PostgresDialect,
+  type QueryResult,
+  type RootOperationNode,
+  SqliteDialect,
+  sql,
+  type UnknownRow,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
@@ -20,6 +33,8 @@ export interface Store {
   readonly schema: string | null;
   /** Wake-ups of the workers that read the queues (in-process, and between nodes on PostgreSQL). */
   readonly signals: Signals;
+  /** Statements run through `db` since the store was opened (BEGIN and COMMIT aside). */
+  readonly statements: StatementCounter;
   ping(): Promise<void>;
   /** PostgreSQL: starts hearing the other nodes' wake-ups. */
   listen?(): Promise<void>;
@@ -32,6 +47,20 @@ pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
 const STATEMENT_CACHE_SIZE = 512;
+
+/** Counts the statements Kysely runs (raw `sql` included), for the queries-per-message figures of a cluster. */
+export class StatementCounter implements KyselyPlugin {
+  count = 0;
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.count++;
+    return args.result;
+  }
+}
 
 /**
  * Kysely prepares every query anew; preparing is a measurable share of a write on SQLite. Statements are kept by
@@ -82,13 +111,15 @@ function openSqlite(path: string, nodeId: string, options: StoreOptions): Store 
   // Checkpoint every 64 MiB of WAL instead of 4 MiB: checkpoints run inside a commit, and hot index pages written
   // many times between two checkpoints are copied back once. Measured: commits 0.94 → 0.56 ms, sends +26 %.
   handle.pragma('wal_autocheckpoint = 16384');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }) });
+  const statements = new StatementCounter();
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }), plugins: [statements] });
   return {
     db,
     dialect: 'sqlite',
     sqlite: handle,
     schema: null,
     signals: new Signals('sqlite', 'tern', nodeId),
+    statements,
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -110,7 +141,8 @@ function openPostgres(url: string, nodeId: string): Store {
     max: poolSize,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const statements = new StatementCounter();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [statements] });
   const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);
   const connectionString = u.toString();
   return {
@@ -119,6 +151,7 @@ function openPostgres(url: string, nodeId: string): Store {
     sqlite: null,
     schema,
     signals,
+    statements,
     async ping() {
       await sql`select 1`.execute(db);
     },
