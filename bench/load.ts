@@ -1,7 +1,8 @@
 /**
  * A closed-loop HTTP load: `connections` keep-alive connections each send the next request as soon as the previous
  * one is answered, until `total` were sent. Unlike autocannon it records when each request (by its number) started,
- * so the end-to-end cases can time each message from its request to its status callback.
+ * so the end-to-end cases can time each message from its request to its status callback. Given several origins (the
+ * nodes of a cluster), the connections are spread over them in turn, each keeping to its origin.
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -24,20 +25,26 @@ export interface LoadResult {
   elapsedMs: number;
 }
 
-export async function drive(origin: string, opts: { total: number; connections: number; request: (i: number) => LoadRequest }): Promise<LoadResult> {
-  const pool = new Pool(origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000 });
+export async function drive(
+  origin: string | string[],
+  /** `request(i, o)`: request number i, sent to origin number o. */
+  opts: { total: number; connections: number; request: (i: number, o: number) => LoadRequest },
+): Promise<LoadResult> {
+  const origins = typeof origin === 'string' ? [origin] : origin;
+  const pools = origins.map((o, k) => new Pool(o, { connections: Math.ceil((opts.connections - k) / origins.length), pipelining: 1, keepAliveTimeout: 60_000 }));
   const startedAt = new Float64Array(opts.total);
   const failures = new Map<string, number>();
   const fail = (what: string) => failures.set(what, (failures.get(what) ?? 0) + 1);
   let ok = 0;
   let next = 0;
   const began = performance.now();
-  const worker = async (): Promise<void> => {
+  const worker = async (w: number): Promise<void> => {
+    const o = w % origins.length;
     for (let i = next++; i < opts.total; i = next++) {
-      const r = opts.request(i);
+      const r = opts.request(i, o);
       startedAt[i] = performance.now();
       try {
-        const res = await pool.request({ origin, method: r.method, path: r.path, headers: r.headers, body: r.body });
+        const res = await pools[o]!.request({ origin: origins[o]!, method: r.method, path: r.path, headers: r.headers, body: r.body });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) ok++;
         else fail(`${res.statusCode} ${text.slice(0, 80)}`);
@@ -47,9 +54,9 @@ export async function drive(origin: string, opts: { total: number; connections: 
     }
   };
   try {
-    await Promise.all(Array.from({ length: opts.connections }, worker));
+    await Promise.all(Array.from({ length: opts.connections }, (_, w) => worker(w)));
   } finally {
-    await pool.close();
+    await Promise.all(pools.map((p) => p.close()));
   }
   return { startedAt, ok, failures, elapsedMs: performance.now() - began };
 }

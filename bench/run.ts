@@ -11,8 +11,11 @@
  * - voice: text-to-speech, and SMS sends under a burst of voice sends (voice.ts, SQLite);
  * - traffic: OTP latency under a draining campaign, and one tenant's latency while another floods (traffic.ts).
  * `npm run bench <group> [<group>…]` runs some of them.
+ * `npm run bench -- --cluster N` (PostgreSQL only, run only when asked): 1 to N Tern processes on one database, the
+ * e2e load spread over them, and what each message costs the cluster in CPU and statements (cluster.ts).
  */
 import { postgresUnavailable } from './databases.ts';
+import { runClusterBench } from './cluster.ts';
 import { runEndToEndBench } from './e2e.ts';
 import { httpCases } from './http.ts';
 import { runOperatorBench } from './operator.ts';
@@ -33,17 +36,37 @@ const GROUPS: Record<string, () => Promise<Result[]>> = {
   traffic: async () => fromRows(await runTrafficBench()),
 };
 
+/** The groups asked for, and the largest cluster asked for with `--cluster N` (or `--cluster=N`), if any. */
+function parseArgs(args: string[]): { groups: string[]; cluster: number | null } {
+  const groups: string[] = [];
+  let cluster: number | null = null;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg !== '--cluster' && !arg.startsWith('--cluster=')) {
+      groups.push(arg);
+      continue;
+    }
+    const value = arg === '--cluster' ? args[++i] : arg.slice('--cluster='.length);
+    cluster = Number(value);
+    if (!Number.isInteger(cluster) || cluster < 1) throw new Error(`--cluster takes the largest node count, a whole number ≥ 1 (got ${value})`);
+  }
+  return { groups, cluster };
+}
+
 async function main(): Promise<void> {
-  const asked = process.argv.slice(2);
+  const { groups: asked, cluster } = parseArgs(process.argv.slice(2));
   const unknown = asked.filter((g) => !(g in GROUPS));
-  if (unknown.length > 0) throw new Error(`unknown group ${unknown.join(', ')}: choose among ${Object.keys(GROUPS).join(', ')}`);
+  if (unknown.length > 0) throw new Error(`unknown group ${unknown.join(', ')}: choose among ${Object.keys(GROUPS).join(', ')}, or --cluster N`);
   const results: Result[] = [];
   for (const [name, run] of Object.entries(GROUPS)) {
-    if (asked.length === 0 || asked.includes(name)) results.push(...(await run()));
+    if ((asked.length === 0 && cluster === null) || asked.includes(name)) results.push(...(await run()));
   }
+  const clusterBench = cluster === null ? null : await runClusterBench(cluster);
+  if (clusterBench) results.push(...clusterBench.results);
   const postgres = (await postgresUnavailable()) ?? 'measured';
   console.log(`\nTern benchmark — ${new Date().toISOString()}, node ${process.version}, ${DURATION_S} s per timed load; PostgreSQL ${postgres}\n`);
   printResults(results);
+  clusterBench?.print();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

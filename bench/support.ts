@@ -41,6 +41,8 @@ export interface ServerOptions {
   dialect?: Dialect;
   /** An existing database to start on and keep (a filled one): `sqlite:<file>` or a PostgreSQL URL with `?schema=`. */
   databaseUrl?: string;
+  /** The CPUs the server may run on (`taskset -c` list, e.g. `0` or `0,1`); any when absent. */
+  cpus?: string;
 }
 
 /**
@@ -68,7 +70,10 @@ export async function startBenchServer(env: Record<string, string> = {}, options
   const smppPort = await freePort();
   // BENCH_NODE_ARGS: extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'], {
+  const command = [process.execPath, ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'];
+  // taskset execs the server: the child's pid stays the server's own.
+  if (options.cpus !== undefined) command.unshift('taskset', '-c', options.cpus);
+  const child = spawn(command[0]!, command.slice(1), {
     env: {
       ...process.env,
       TERN_HTTP_HOST: '127.0.0.1',
