@@ -141,6 +141,24 @@ export async function lockBalances(db: Db, dialect: Dialect, ids: string[]): Pro
   return new Map((await q.execute()).map((r) => [r.id, Number(r.balance)]));
 }
 
+/** Balances as they are now, without locking them (see `debitBalanceIfCovered`). */
+export async function readBalances(db: Db, ids: string[]): Promise<Map<string, number>> {
+  const rows = await db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, Number(r.balance)]));
+}
+
+/** Debits `amount` if the balance covers it (never below zero): answers the balance after, or null when it does not. */
+export async function debitBalanceIfCovered(db: Db, id: string, amount: number): Promise<number | null> {
+  const row = await db
+    .updateTable('organisations')
+    .set({ balance: sql<number>`balance - ${amount}` })
+    .where('id', '=', id)
+    .where('balance', '>=', amount)
+    .returning('balance')
+    .executeTakeFirst();
+  return row ? Number(row.balance) : null;
+}
+
 export async function debitBalance(db: Db, id: string, amount: number): Promise<void> {
   await db.updateTable('organisations').set({ balance: sql<number>`balance - ${amount}` }).where('id', '=', id).execute();
 }

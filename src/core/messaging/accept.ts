@@ -11,7 +11,7 @@ import { RollupBatch } from '../../store/rollups.ts';
 import { blacklistedAmong } from '../../store/blacklist.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
 import { insertLedgerRows, type LedgerRow } from '../../store/ledger.ts';
-import { debitBalance, findPayingSetup, lockBalances } from '../../store/organisations.ts';
+import { debitBalance, debitBalanceIfCovered, findPayingSetup, lockBalances, readBalances } from '../../store/organisations.ts';
 import { utcDay, utcMonthStart } from '../domain/dates.ts';
 
 /** A message validated and priced, waiting for the accept transaction to charge and store it. */
@@ -69,9 +69,26 @@ export function rollupKeyOf(m: MessageRow, channelType: string) {
 }
 
 /**
+ * Another node charged the same payer between this batch's read of the balance and its debit, and the balance no
+ * longer covers the batch: run it again with the balance locked first (`lockBalancesFirst`).
+ */
+export class BalanceMovedError extends Error {
+  constructor(readonly payer: string) {
+    super(`the balance of ${payer} changed while a batch was being accepted`);
+  }
+}
+
+/**
  * Charges and stores a batch of prepared messages in the caller's transaction: per message a status, a ledger
  * row when charged, an event, a rollup delta and a dispatch entry, with each payer's balance read once and
  * written once. Decisions are made in order, so the batch behaves exactly like the same sends one by one.
+ *
+ * On PostgreSQL a payer's balance row is where the nodes' accepts for one tenant meet. It is locked as late as it can
+ * be: the balance is read without a lock, the decisions made on it, and the debit written near the end only if the
+ * balance still covers it (else BalanceMovedError, and the caller runs the batch again locking it first) — so the
+ * lock is held for the last few statements, not the whole transaction. Batches under spending limits (a channel's or
+ * an organisation's), whose sums only the lock keeps exact across nodes, batches with shared charges, and
+ * `lockBalancesFirst` lock it first.
  */
 export async function acceptBatch(
   db: Db,
@@ -87,6 +104,7 @@ export async function acceptBatch(
   handoff: Claim | null = null,
   /** Ranks queued messages fairly between organisations. */
   fairness: FairQueue = new FairQueue(),
+  lockBalancesFirst = false,
 ): Promise<MessageRow[]> {
   const orgIds = [...new Set(batch.map((p) => p.row.organisation_id))];
   const orgRows = await findPayingSetup(db, orgIds);
@@ -98,7 +116,11 @@ export async function acceptBatch(
     return o?.parentBilling && o.parentId ? o.parentId : orgId;
   };
   const payerIds = [...new Set(orgIds.map(payerOf))].sort();
-  const balances = await lockBalances(db, dialect, payerIds);
+  const limited = batch.some((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null) || [...orgs.values()].some((o) => o.monthlyLimit !== null);
+  // Shared charges (an RCS conversation's) are locked after the balances on the other path: same order here.
+  const sharedCharges = batch.some((p) => p.sharedCharge !== undefined);
+  const lockFirst = dialect === 'sqlite' || lockBalancesFirst || limited || sharedCharges;
+  const balances = lockFirst ? await lockBalances(db, dialect, payerIds) : await readBalances(db, payerIds);
   const sharedPaid = await lockSharedCharges(db, batch);
   const spent = new Map<string, number>();
 
@@ -214,13 +236,33 @@ export async function acceptBatch(
   }
 
   await insertMessages(db, rows);
-  await insertLedgerRows(db, ledger);
-  for (const [payer, amount] of spent) await debitBalance(db, payer, amount);
+  if (lockFirst) {
+    await insertLedgerRows(db, ledger);
+    for (const [payer, amount] of spent) await debitBalance(db, payer, amount);
+  }
   await insertEvents(db, events);
   if (dispatch.length > 0) {
     await enqueueDispatch(db, dispatch);
     // Messages handed to this node's dispatcher need nobody woken; the others are claimed by any node.
     if (dispatch.some((d) => d.lease === undefined)) await dispatchQueue.wake(db);
+  }
+  if (!lockFirst) {
+    // The debits, in payer order like the locks taken first elsewhere; each ledger row's balance is the one the
+    // debit leaves, counted back through the batch's charges, and its id is made once the row is locked, so ledger
+    // ids follow the order balances changed in, as they do for every other change of a balance.
+    for (const payer of [...spent.keys()].sort()) {
+      const amount = spent.get(payer)!;
+      const after = await debitBalanceIfCovered(db, payer, amount);
+      if (after === null) throw new BalanceMovedError(payer);
+      let balance = after + amount;
+      for (const l of ledger) {
+        if (l.organisation_id !== payer) continue;
+        balance += l.amount;
+        l.balance_after = balance;
+        l.id = uuidv7(now);
+      }
+    }
+    await insertLedgerRows(db, ledger);
   }
   await rollups.write(db);
   for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);

@@ -20,7 +20,7 @@ import type { TenancyService } from '../tenancy/service.ts';
 import type { EventConsumers } from '../events.ts';
 import { removeFromDispatch, requeueDispatch } from '../../store/dispatch.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
-import { acceptBatch, type PreparedMessage } from './accept.ts';
+import { acceptBatch, BalanceMovedError, type PreparedMessage } from './accept.ts';
 import type { DispatchHandoff } from './handoff.ts';
 import { FairQueue, HIGH_LANE, laneOf } from '../domain/fair-queue.ts';
 import { type Campaign, type CampaignInput, type CampaignResult, CampaignService } from './campaigns.ts';
@@ -123,7 +123,12 @@ export class MessagingService {
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {
     const now = Date.now();
     const lease = this.handoff?.lease(now) ?? null;
-    const rows = await inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease, this.dispatchOrder));
+    const accept = (lockBalancesFirst: boolean) =>
+      inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease, this.dispatchOrder, lockBalancesFirst));
+    const rows = await accept(false).catch((err: unknown) => {
+      if (err instanceof BalanceMovedError) return accept(true);
+      throw err;
+    });
     if (lease && this.handoff) {
       const highLane = new Set(batch.filter((p) => laneOf(p.channel.flow) === HIGH_LANE).map((p) => p.row.id));
       const handed = rows.filter((m) => highLane.has(m.id) && (m.status === 'ENROUTE' || m.status === 'SCHEDULED') && m.send_at <= now);
