@@ -12,8 +12,9 @@ import { parseSchedule } from './core/domain/retry.ts';
 import { EventConsumers } from './core/events.ts';
 import { LookupService } from './core/lookup/service.ts';
 import { CarrierEvents } from './core/messaging/carrier-events.ts';
-import { Cluster, HEARTBEAT_MS } from './core/cluster.ts';
+import { Cluster } from './core/cluster.ts';
 import { ConnectorAdmin } from './core/routing/admin.ts';
+import { fenceMargin } from './core/domain/leases.ts';
 import { SecretBox } from './core/secrets.ts';
 import { resolveSecretKey } from './secret-key.ts';
 import { Dispatch } from './core/messaging/dispatch.ts';
@@ -44,6 +45,7 @@ import { IdempotencyService } from './core/idempotency.ts';
 import { WebhookDeliveries } from './core/webhooks/deliveries.ts';
 import { VoiceService } from './core/voice/service.ts';
 import { WebhookOutbox } from './core/webhooks/outbox.ts';
+import { WorkQueues } from './core/work-queues.ts';
 import { MessageFeed } from './core/feed/message-feed.ts';
 import { QuoteService } from './core/quotes/service.ts';
 import { legacyReplyLinkHook, legacyWebhookFormatter } from './doors/legacy/callbacks.ts';
@@ -62,8 +64,10 @@ import { openStore, type Store } from './store/db.ts';
 import { connectorTimersLoop } from './workers/connector-timers.ts';
 import { dispatcherLoop } from './workers/dispatcher.ts';
 import { expiryLoop } from './workers/expiry.ts';
+import { Heartbeat } from './workers/heartbeat.ts';
 import { Loop } from './workers/loop.ts';
 import { retentionLoop } from './workers/retention.ts';
+import { SafetyPoll } from './workers/safety-poll.ts';
 
 export interface TernApp {
   readonly services: Services;
@@ -89,9 +93,6 @@ function loadHttpsPair(config: TernConfig): CertificatePair | null {
     throw err;
   }
 }
-
-/** The slow poll behind every wake-up. */
-const SAFETY_POLL_MS = 5_000;
 
 /** How often data past its retention is pruned. */
 const PRUNE_EVERY_MS = 60_000;
@@ -129,7 +130,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const publicBase = () =>
     config.publicUrl ?? `http://${config.httpHost === '0.0.0.0' || config.httpHost === '::' ? 'localhost' : config.httpHost}:${boundHttpPort}`;
   const rateLimiter = new ClusterRateLimiter(store);
-  const cluster = new Cluster(store, config.nodeId);
+  const cluster = new Cluster(store, config.nodeId, { leaseMs: config.dispatchLeaseMs });
 
   // Operator connections: definitions in the database, live connectors in the registry, routes in the router.
   const carrierEvents = new CarrierEvents(store, messaging, async (events) => void (await inbound.receive(events)), {
@@ -282,11 +283,15 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onTakenOver: (n) => services.metrics.dispatchTakenOver.inc(n),
     onFenced: (when, n) => services.metrics.fenced.inc({ queue: 'dispatch', when: `${when}_send` }, n),
     onExpired: (rows, now) => expiry.handleByType(rows, now),
-    onPlaced: (placements) => carrierEvents.placed(placements),
+    onPlaced: (placements) => {
+      // Each expires at the end of its validity, unless a receipt comes first.
+      for (const p of placements) if (p.validityUntil !== null) sweeper.at(p.validityUntil);
+      return carrierEvents.placed(placements);
+    },
   });
   const dispatcher = dispatcherLoop(dispatch, config.nodeId, config.dispatchLeaseMs, logger.child({ component: 'dispatcher' }));
   messaging.handOffTo(dispatcher);
-  const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }));
+  const sweeper = expiryLoop(expiry, logger.child({ component: 'expiry' }), config.safetyPollMs);
   const retention = retentionLoop(
     [
       { name: 'idempotency keys', prune: (now) => idempotency.prune(now) },
@@ -300,10 +305,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     PRUNE_EVERY_MS,
   );
   const timers = connectorTimersLoop(connectors, router, logger.child({ component: 'connectors' }), config.dispatchLeaseMs);
-  const receiptMatcher = new Loop((): Promise<number | null> => carrierEvents.retryUnmatched(Date.now()), SAFETY_POLL_MS, (err) =>
+  const receiptMatcher = new Loop((): Promise<number | null> => carrierEvents.retryUnmatched(Date.now()), null, (err) =>
     logger.error({ err }, 'matching kept receipts failed; retrying'),
   );
-  const heartbeat = new Loop(async () => void (await cluster.beat()), HEARTBEAT_MS, (err) => logger.warn({ err }, 'heartbeat failed'));
   const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
   const webhookSender = new WebhookSender(webhooks, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
     leaseMs: config.dispatchLeaseMs,
@@ -321,10 +325,10 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     logger: logger.child({ component: 'smpp' }),
     onMetric: smppMetricHook(services.metrics),
     maxConcurrentRequests: 100,
+    safetyPollMs: config.safetyPollMs,
   });
-  const smppSender = new SmppOutboxWorker(smppOutbox, smppServer, logger.child({ component: 'smpp-outbox' }), {
-    metrics: services.metrics,
-  });
+  const smppSender = new SmppOutboxWorker(smppOutbox, smppServer, logger.child({ component: 'smpp-outbox' }));
+  services.metrics.watchSmppOutbox(() => smppOutbox.pending());
   smpp.onReceiverBound((credentialId) => smppSender.bound(credentialId));
 
   // Which worker wakes for which queue (written here or, on PostgreSQL, by another node).
@@ -333,8 +337,31 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   store.signals.on('receipts', () => receiptMatcher.wake());
   store.signals.on('webhooks', () => webhookSender.wake());
   store.signals.on('smpp-outbox', () => smppSender.wake());
-  const otpTimers = new Loop(() => otp.pass(Date.now()), SAFETY_POLL_MS, (err) => logger.error({ err }, 'one-time password timers failed; retrying'));
+  const otpTimers = new Loop(() => otp.pass(Date.now()), null, (err) => logger.error({ err }, 'one-time password timers failed; retrying'));
   store.signals.on('otp', () => otpTimers.wake());
+
+  // Behind the wake-ups: a slow look at every queue for work due that no wake-up announced.
+  const workQueues = new WorkQueues(store);
+  const safetyPoll = new SafetyPoll(workQueues, config.safetyPollMs, logger.child({ component: 'safety-poll' }));
+  // A node that stops beating (it died, or stalled) leaves work behind: what it held is taken over as its leases run
+  // out (all of them by TERN_DISPATCH_LEASE_SECONDS after it is noticed), what it had scheduled is looked at again.
+  // The dispatcher takes over what they claimed; the other queues do not record who claimed a row: their workers look
+  // at them, as the sweeps look at what the stopped nodes had received.
+  const lookAtWorkLeft = () => {
+    workQueues.wakeAll(['dispatch']);
+    sweeper.wake();
+    smppServer.sweepConcat();
+  };
+  const heartbeat = new Heartbeat(
+    cluster,
+    (nodes) => {
+      logger.warn({ nodes }, 'nodes stopped beating: their work is taken over as their leases run out');
+      dispatcher.takeOver(nodes);
+      lookAtWorkLeft();
+      setTimeout(lookAtWorkLeft, config.dispatchLeaseMs + fenceMargin(config.dispatchLeaseMs)).unref();
+    },
+    logger.child({ component: 'cluster' }),
+  );
 
   let stopped = false;
   return {
@@ -347,8 +374,9 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     async start() {
       // In the background: the first voice send waits for it, nothing else does.
       void voice.checkAvailability();
-      await cluster.beat();
-      heartbeat.start(Date.now() + HEARTBEAT_MS);
+      // What this node held before a restart under the same id is free once those leases ran out: looked at by then.
+      safetyPoll.start(Date.now() + Math.min(config.safetyPollMs, config.dispatchLeaseMs + fenceMargin(config.dispatchLeaseMs)));
+      await heartbeat.start();
       await registry.start();
       receiptMatcher.start();
       otpTimers.start();
@@ -392,10 +420,12 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
       await registry.stop();
       await receiptMatcher.stop();
       await heartbeat.stop();
+      await safetyPoll.stop();
       await cluster.leave().catch((err: unknown) => logger.warn({ err }, 'leaving the cluster failed'));
       await messaging.drain();
       await webhookSender.stop();
       await smppSender.stop();
+      await workQueues.handOver().catch((err: unknown) => logger.warn({ err }, 'could not hand the work this node had scheduled over to the other nodes'));
       await webhookClient.close();
       await voice.close();
       await store.close();

@@ -53,6 +53,11 @@ export interface TernConfig {
   nodeId: string;
   /** How long a node owns the messages it claimed for sending; after a crash another node takes them then. */
   dispatchLeaseMs: number;
+  /**
+   * How often a node looks on its own for work that no wake-up announced (a lost notification): one look at every
+   * queue, and each sweep (expired messages, SMPP concatenated parts) when nothing else wakes it.
+   */
+  safetyPollMs: number;
   /** SQLite durability: NORMAL survives a crash of Tern, FULL also a crash of the machine (an fsync per commit). */
   sqliteSynchronous: 'NORMAL' | 'FULL';
   /** Days kept: settled messages with their events; webhook deliveries; voice recordings. */
@@ -110,6 +115,7 @@ const SETTINGS = {
   TERN_TTS_WORKERS: 'ttsWorkers',
   TERN_NODE_ID: 'nodeId',
   TERN_DISPATCH_LEASE_SECONDS: 'dispatchLeaseSeconds',
+  TERN_SAFETY_POLL_SECONDS: 'safetyPollSeconds',
   TERN_SQLITE_SYNCHRONOUS: 'sqliteSynchronous',
   TERN_RETENTION_DAYS: 'retentionDays',
   TERN_WEBHOOK_RETENTION_DAYS: 'webhookRetentionDays',
@@ -307,6 +313,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     voiceRetryMs: int('TERN_VOICE_RETRY_MS', null, 0, 86_400_000) ?? int('TERN_SIMULATOR_VOICE_RETRY_MS', 60_000, 0, 86_400_000)!,
     tts: { engine: ttsEngine, workers: int('TERN_TTS_WORKERS', null, 1, 64) },
     dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
+    safetyPollMs: int('TERN_SAFETY_POLL_SECONDS', 30, 1, 3_600)! * 1000,
     sqliteSynchronous,
     trafficLimits,
     authFailuresPerMinute: int('TERN_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000)!,

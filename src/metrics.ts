@@ -76,13 +76,6 @@ export class Metrics {
     labelNames: ['system_id'] as const,
     registers: [this.registry],
   });
-  readonly smppOutboxPending = new Gauge({
-    name: 'tern_smpp_outbox_pending',
-    help: 'Receipts and MO waiting for an SMPP receiver, per credential and kind',
-    labelNames: ['system_id', 'kind'] as const,
-    registers: [this.registry],
-  });
-
   readonly fenced = new Counter({
     name: 'tern_fenced_total',
     help: 'Claimed work (queue="dispatch": messages to operators, "webhooks": deliveries) a node did not send because its claim ran out first, e.g. it stalled (when="before_send": the node that claimed it next sends it), or sent but could not record because the claim ran out meanwhile (when="after_send": sent again by the new owner; an operator that does not deduplicate, or a receiver that ignores webhook-id, gets it twice)',
@@ -159,7 +152,7 @@ export class Metrics {
   watchStatements(count: () => number): void {
     new Counter({
       name: 'tern_db_statements_total',
-      help: 'Statements this node ran on its database (transactions\' BEGIN and COMMIT aside); idle, only the slow safety polls',
+      help: 'Statements this node ran on its database (transactions\' BEGIN and COMMIT aside); idle, only its heartbeat and the slow safety poll',
       registers: [this.registry],
       collect() {
         this.reset();
@@ -196,6 +189,20 @@ export class Metrics {
       async collect() {
         const { created, approved } = await sample();
         this.set(created === 0 ? 0 : approved / created);
+      },
+    });
+  }
+
+  /** Receipts and MO waiting for an SMPP receiver, all nodes, per credential and kind (read at each scrape). */
+  watchSmppOutbox(source: () => Promise<Array<{ systemId: string; kind: string; count: number }>>): void {
+    new Gauge({
+      name: 'tern_smpp_outbox_pending',
+      help: 'Receipts and MO waiting for an SMPP receiver, per credential and kind, all nodes',
+      labelNames: ['system_id', 'kind'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const c of await source().catch(() => [])) this.set({ system_id: c.systemId, kind: c.kind }, c.count);
       },
     });
   }

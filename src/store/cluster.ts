@@ -2,12 +2,28 @@ import { inTransaction, type Store } from './db.ts';
 
 /** Nodes of the cluster as they last said they were alive, and connector bind slots shared between them. */
 
-export async function heartbeat(store: Store, nodeId: string, startedAt: number, now: number): Promise<void> {
-  await store.db
+/** Says the node is alive at `now`, and answers how many other nodes were seen since `othersSince` (one statement). */
+export async function heartbeat(store: Store, nodeId: string, startedAt: number, now: number, othersSince: number): Promise<number> {
+  const row = await store.db
     .insertInto('nodes')
     .values({ id: nodeId, started_at: startedAt, seen_at: now })
     .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: now }))
-    .execute();
+    .returning((eb) =>
+      eb
+        .selectFrom('nodes as other')
+        .select((o) => o.fn.countAll<number>().as('n'))
+        .where('other.id', '!=', nodeId)
+        .where('other.seen_at', '>=', othersSince)
+        .as('others'),
+    )
+    .executeTakeFirst();
+  return Number(row?.others ?? 0);
+}
+
+/** The other nodes seen since `since`, with their last beat. */
+export async function otherBeats(store: Store, nodeId: string, since: number): Promise<Array<{ id: string; seenAt: number }>> {
+  const rows = await store.db.selectFrom('nodes').select(['id', 'seen_at']).where('id', '!=', nodeId).where('seen_at', '>=', since).execute();
+  return rows.map((r) => ({ id: r.id, seenAt: Number(r.seen_at) }));
 }
 
 export async function liveNodeCount(store: Store, since: number): Promise<number> {

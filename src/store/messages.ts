@@ -58,6 +58,23 @@ export function expiredOnTheirWay(db: Db, now: number, limit: number): Promise<A
     .execute();
 }
 
+/**
+ * When the sweep of expired messages is next due: the earliest validity end among messages on their way that either
+ * reached an operator (ended already: due now) or have not ended yet (due then, if placed by then). Null when none.
+ */
+export async function nextValidityEnd(db: Db, now: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('messages')
+    .select('validity_until')
+    .where('status', '=', sql.lit('ENROUTE')) // a literal, so the partial index applies
+    .where('validity_until', 'is not', null)
+    .where((eb) => eb.or([eb('validity_until', '>=', now), eb('upstream_id', 'is not', null)]))
+    .orderBy('validity_until')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? Number(row.validity_until) : null;
+}
+
 export async function findMessage(db: Db, id: string): Promise<MessageRow | null> {
   return (await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
 }

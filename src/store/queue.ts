@@ -21,6 +21,8 @@ export interface QueueDefinition {
   ready?: string;
   /** The order rows are claimed in (default: the due column, oldest first). */
   order?: string;
+  /** When a row expires (epoch ms): rows past it are work too, to be dropped. */
+  expires?: string;
 }
 
 export interface ClaimOptions {
@@ -92,6 +94,24 @@ export class LeasedQueue<Row> {
   }
 }
 
+/**
+ * The signals of the queues among `queues` that hold work due at `now` and held by no one (or rows past their
+ * expiry), in one statement: what a lost wake-up, or a node that stopped with rows leased, leaves waiting.
+ */
+export async function queuesWithWorkDue(store: Store, queues: readonly QueueDefinition[], now: number): Promise<Signal[]> {
+  if (queues.length === 0) return [];
+  const looks = queues.map((d) => {
+    const table = sql.table(d.table);
+    const lease = sql.ref(d.lease);
+    const ready = d.ready ? sql` and ${sql.raw(d.ready)}` : sql``;
+    const due = sql`exists (select 1 from ${table} where ${sql.ref(d.due)} <= ${now} and (${lease} is null or ${lease} < ${now})${ready})`;
+    const expired = d.expires ? sql` or exists (select 1 from ${table} where ${sql.ref(d.expires)} <= ${now})` : sql``;
+    return sql`select ${sql.lit(d.signal)} as signal where ${due}${expired}`;
+  });
+  const res = await sql<{ signal: Signal }>`${sql.join(looks, sql` union all `)}`.execute(store.db);
+  return res.rows.map((r) => r.signal);
+}
+
 export const DISPATCH_QUEUE: QueueDefinition = {
   signal: 'dispatch',
   table: 'dispatch_queue',
@@ -121,6 +141,7 @@ export const SMPP_OUTBOX_QUEUE: QueueDefinition = {
   keys: ['id'],
   due: 'next_attempt_at',
   lease: 'lease_until',
+  expires: 'expires_at',
 };
 
 export const CONNECTOR_RECORD_QUEUE: QueueDefinition = {

@@ -106,6 +106,23 @@ export async function credentialsWithExpiredParts(db: Db, now: number, limit: nu
   return rows.map((r) => r.credential_id);
 }
 
+/**
+ * When parts are next due to be swept, in one statement: the earliest end of an assembly still waiting, and the
+ * earliest time a whole message was taken at (stranded `strandedAfterMs` after, if still there). Null: no parts.
+ */
+export async function nextConcatSweep(db: Db, strandedAfterMs: number): Promise<number | null> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom('smpp_concat_parts').select((p) => p.fn.min<number>('expires_at').as('t')).where('taken_at', 'is', null).as('expires'),
+      eb.selectFrom('smpp_concat_parts').select((p) => p.fn.min<number>('taken_at').as('t')).as('taken'),
+    ])
+    .executeTakeFirst();
+  const expires = row?.expires ?? null;
+  const taken = row?.taken ?? null;
+  const times = [...(expires === null ? [] : [Number(expires)]), ...(taken === null ? [] : [Number(taken) + strandedAfterMs])];
+  return times.length === 0 ? null : Math.min(...times);
+}
+
 /** Deletes a credential's waiting parts whose assembly's time ran out and answers them (each deleted by one node only). */
 export async function takeExpiredParts(db: Db, credentialId: string, now: number): Promise<SmppConcatPartRow[]> {
   return db

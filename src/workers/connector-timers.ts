@@ -8,8 +8,10 @@ const BATCH = 1000;
 /**
  * Hands connectors the records whose time came (a receipt a simulated network owes, a status to poll for): claimed
  * with a lease, so across nodes each record is handled once, then settled with what the connector keeps for later.
+ * Woken when records are written (their signal), at the next record's time, and by the node's safety poll (null
+ * `safetyPollMs`: no poll of its own).
  */
-export function connectorTimersLoop(service: ConnectorService, router: Router, logger: Logger, leaseMs = 60_000, safetyPollMs = 5_000): Loop {
+export function connectorTimersLoop(service: ConnectorService, router: Router, logger: Logger, leaseMs = 60_000, safetyPollMs: number | null = null): Loop {
   const loop: Loop = new Loop(
     async () => {
       for (;;) {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { fenceMargin } from '../core/domain/leases.ts';
 import { type DispatchHandoff, handedClaims } from '../core/messaging/handoff.ts';
 import type { Dispatch } from '../core/messaging/dispatch.ts';
 import type { Claim } from '../store/dispatch.ts';
@@ -12,23 +13,31 @@ const MAX_HANDED = 5_000;
  * The dispatcher, two loops side by side. One sends the high-lane messages this node accepted, handed to it in
  * memory, as soon as they are committed. The other claims from the queue whenever messages may be due there — when
  * accepts or retries are committed (here, or on another node with PostgreSQL), when the earliest queued message
- * falls due, and on a slow safety poll. An OTP handed over never waits for a campaign's batch being sent.
+ * falls due, and when woken by the node's safety poll (messages due that no one holds: a lost wake-up, or a node
+ * that stopped). An OTP handed over never waits for a campaign's batch being sent.
  */
 export class Dispatcher implements DispatchHandoff {
   private readonly handed: Array<{ claim: Claim; rows: MessageRow[] }> = [];
   private handedCount = 0;
   private readonly handedLoop: Loop;
   private readonly claimLoop: Loop;
+  private readonly onError: (err: unknown) => void;
+  /** Takeovers of stopped nodes' claims: under way, and waiting for their last leases to run out. */
+  private readonly takeovers = new Set<Promise<void>>();
+  private readonly takeoverTimers = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly dispatch: Dispatch,
     private readonly nodeId: string,
     private readonly leaseMs: number,
     logger: Logger,
-    safetyPollMs = 5_000,
+    /** A poll of its own (null: none, the node's safety poll wakes it). */
+    safetyPollMs: number | null = null,
   ) {
     const onError = (err: unknown) => logger.error({ err }, 'dispatcher pass failed; retrying');
-    this.handedLoop = new Loop(() => this.sendHanded(), safetyPollMs, onError);
+    this.onError = onError;
+    // Handed batches are in memory: only `take` brings work.
+    this.handedLoop = new Loop(() => this.sendHanded(), null, onError);
     this.claimLoop = new Loop(() => this.claimDue(), safetyPollMs, onError);
   }
 
@@ -57,9 +66,37 @@ export class Dispatcher implements DispatchHandoff {
     this.handedLoop.wake();
   }
 
+  /**
+   * Other nodes stopped beating: what they had claimed is dispatched from here as their leases run out — those that
+   * ran out now, and the rest a lease later (a lease they renewed last, just before they stopped).
+   */
+  takeOver(nodes: string[]): void {
+    const run = () => {
+      const p = (async () => {
+        for (;;) {
+          if (this.isStopped) return;
+          const n = await this.dispatch.takeOver(nodes, Date.now());
+          if (n < this.dispatch.batchSize) return;
+        }
+      })()
+        .catch(this.onError)
+        .finally(() => this.takeovers.delete(p));
+      this.takeovers.add(p);
+    };
+    run();
+    const later = setTimeout(() => {
+      this.takeoverTimers.delete(later);
+      run();
+    }, this.leaseMs + fenceMargin(this.leaseMs));
+    later.unref();
+    this.takeoverTimers.add(later);
+  }
+
   /** Stops; messages handed to it and not dispatched yet are given back to the queue for any node. */
   async stop(): Promise<void> {
-    await Promise.all([this.handedLoop.stop(), this.claimLoop.stop()]);
+    for (const t of this.takeoverTimers) clearTimeout(t);
+    this.takeoverTimers.clear();
+    await Promise.all([this.handedLoop.stop(), this.claimLoop.stop(), ...this.takeovers]);
     for (const { claim, rows } of this.handed.splice(0)) {
       this.handedCount -= rows.length;
       await this.dispatch.release(claim, rows.map((m) => m.id)).catch(() => undefined);
@@ -106,6 +143,6 @@ export class Dispatcher implements DispatchHandoff {
   }
 }
 
-export function dispatcherLoop(dispatch: Dispatch, nodeId: string, leaseMs: number, logger: Logger, safetyPollMs = 5_000): Dispatcher {
+export function dispatcherLoop(dispatch: Dispatch, nodeId: string, leaseMs: number, logger: Logger, safetyPollMs: number | null = null): Dispatcher {
   return new Dispatcher(dispatch, nodeId, leaseMs, logger, safetyPollMs);
 }

@@ -1,7 +1,13 @@
+/** The longest a timer can wait (setTimeout fires at once past it); a pass asked for later runs then, early. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A pass that failed (the database was out of reach) is tried again this long after, unless woken sooner. */
+const RETRY_FAILED_MS = 5_000;
+
 /**
  * Runs `pass` whenever there may be work, one pass at a time: at once when woken (new work was committed, here or
  * on another node), again right after a pass if woken while it ran, at the time the pass asks for (its next due
- * work), and otherwise every `safetyMs` — a slow poll that only matters if a wake-up was lost.
+ * work), a little later when a pass failed, and otherwise every `safetyMs` — a slow poll that only matters if a
+ * wake-up was lost (null: none of its own, something else wakes it then).
  */
 export class Loop {
   private timer: NodeJS.Timeout | null = null;
@@ -14,7 +20,7 @@ export class Loop {
   constructor(
     /** Does the work that is due; resolves with when it next wants to run (null: nothing scheduled). */
     private readonly pass: () => Promise<number | null | void>,
-    private readonly safetyMs: number,
+    private readonly safetyMs: number | null,
     private readonly onError: (err: unknown) => void = () => undefined,
   ) {}
 
@@ -52,19 +58,22 @@ export class Loop {
         (n) => {
           next = typeof n === 'number' ? n : null;
         },
-        (err: unknown) => this.onError(err),
+        (err: unknown) => {
+          next = Date.now() + RETRY_FAILED_MS;
+          this.onError(err);
+        },
       )
       .finally(() => {
         this.running = false;
         if (this.stopped) return;
         if (this.rerun) this.wake();
-        else this.at(Math.min(next ?? Number.POSITIVE_INFINITY, Date.now() + this.safetyMs));
+        else this.at(Math.min(next ?? Number.POSITIVE_INFINITY, this.safetyMs === null ? Number.POSITIVE_INFINITY : Date.now() + this.safetyMs));
       });
   }
 
   /** Asks for a pass at `time` (the earliest request wins). */
   at(time: number): void {
-    if (this.stopped || time >= this.timerAt) return;
+    if (this.stopped || Number.isNaN(time) || time === Number.POSITIVE_INFINITY || time >= this.timerAt) return;
     if (this.running) {
       if (time <= Date.now()) this.rerun = true;
       else this.schedule(time);
@@ -80,7 +89,7 @@ export class Loop {
       this.timer = null;
       this.timerAt = Number.POSITIVE_INFINITY;
       this.wake();
-    }, Math.max(0, time - Date.now()));
+    }, Math.min(MAX_TIMER_MS, Math.max(0, time - Date.now())));
   }
 
   private clearTimer(): void {

@@ -24,8 +24,11 @@ export interface DispatchOptions {
   onTakenOver?: (count: number) => void;
   /** Per-type handling of messages whose validity ended in the queue (RCS falls back to SMS); returns handled ids. */
   onExpired?: (rows: Array<{ id: string; type: string }>, now: number) => Promise<Set<string>>;
-  /** Told, once recorded, where messages were placed (receipts that came first can be applied). */
-  onPlaced?: (placements: Array<{ connector: string; upstreamId: string }>) => Promise<void>;
+  /**
+   * Told, once recorded, where messages were placed (receipts that came first can be applied), and until when each is
+   * valid (it expires then, if no receipt came).
+   */
+  onPlaced?: (placements: Array<{ connector: string; upstreamId: string; validityUntil: number | null }>) => Promise<void>;
   /**
    * Told how many claimed messages were not sent because the claim ran out first (`before`: another node sends
    * them), and how many were sent but their outcome could not be recorded because the claim ran out meanwhile
@@ -66,6 +69,8 @@ export class Dispatch {
   readonly queue: LeasedQueue<DispatchClaim>;
   readonly batchSize: number;
   private readonly leaseMs: number;
+  /** The earliest time messages this node put back to wait fall due, as the other nodes were last told. */
+  private announcedDue = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: Store,
@@ -88,6 +93,18 @@ export class Dispatch {
   async pass(now: number): Promise<number> {
     const claimed = await this.claim(now);
     if (claimed.length > 0) await this.process(claimed, now);
+    return claimed.length;
+  }
+
+  /**
+   * Claims what `nodes` held and no longer hold (their leases ran out: they stopped), and dispatches it; returns how
+   * many messages it claimed. Only theirs: this node's own passes may be held up by the same stalled node, and what
+   * they hold is not to be sent twice.
+   */
+  async takeOver(nodes: string[], now: number): Promise<number> {
+    if (nodes.length === 0) return 0;
+    const claimed = await this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId, where: sql`claimed_by in (${sql.join(nodes)})` });
+    if (claimed.length > 0) await this.process([...claimed].sort((a, b) => a.lane - b.lane || a.rank - b.rank), now);
     return claimed.length;
   }
 
@@ -220,7 +237,9 @@ export class Dispatch {
       this.logger.warn({ count: unrecorded }, 'messages sent while this node’s claim of them ran out: their new owner sends them again');
     }
     if (submitted.length > 0 && this.opts.onPlaced) {
-      await this.opts.onPlaced(submitted.map((p) => ({ connector: p.connector, upstreamId: p.upstreamId }))).catch((err: unknown) =>
+      const validity = new Map(due.map((m) => [m.id, m.validity_until]));
+      const placements = submitted.map((p) => ({ connector: p.connector, upstreamId: p.upstreamId, validityUntil: validity.get(p.id) ?? null }));
+      await this.opts.onPlaced(placements).catch((err: unknown) =>
         this.logger.warn({ err }, 'receipts that came before their placement was recorded wait for their next retry'),
       );
     }
@@ -230,8 +249,13 @@ export class Dispatch {
     for (const name of waitingForUp) {
       if (this.router.state(name)?.state === 'UP') released += await releaseWaiting(this.store.db, name, Date.now());
     }
-    // Messages left to the nodes that hold their connector's binds: wake those nodes.
-    if (released > 0 || [...outcomes.values()].some((o) => !o.result.ok && o.result.code === 'ELSEWHERE')) await this.queue.wake(this.store.db);
+    // Messages put back to wait, or left to the nodes that hold their connector's binds: every node looks at when they
+    // are due, so whichever is free then sends them. Nodes told of an earlier time, still to come, find these when
+    // they look again then.
+    const retryAt = Math.min(...retries.map((r) => r.dueAt));
+    const announce = retries.length > 0 && (retryAt < this.announcedDue || this.announcedDue <= Date.now());
+    if (announce) this.announcedDue = retryAt;
+    if (released > 0 || announce) await this.queue.wake(this.store.db);
   }
 
   /**

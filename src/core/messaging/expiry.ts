@@ -1,12 +1,14 @@
 import type { Store } from '../../store/db.ts';
 import { requeueOrphans } from '../../store/dispatch.ts';
-import { expiredOnTheirWay } from '../../store/messages.ts';
+import { expiredOnTheirWay, nextValidityEnd } from '../../store/messages.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import type { MessagingService } from './service.ts';
 
 /** How often messages that nothing owns are looked for, and how old they must be (older than any pass in flight). */
-const RESCUE_EVERY_MS = 60_000;
+const RESCUE_EVERY_MS = 5 * 60_000;
 const RESCUE_AFTER_MS = 5 * 60_000;
+/** Sweeps come this far apart at least: expiries due together are ended together. */
+const SWEEP_GAP_MS = 1_000;
 
 /** Ends expired messages of one type its own way; returns the ids it took care of (the others expire as usual). */
 export type ExpiryHandler = (messageIds: string[], now: number) => Promise<string[]>;
@@ -38,7 +40,7 @@ export class Expiry {
     return handled;
   }
 
-  private lastRescue = 0;
+  private lastRescue = Number.NEGATIVE_INFINITY;
 
   /**
    * Puts back on the queue messages on their way that nothing owns (not final, never placed, no queue row), so the
@@ -51,12 +53,24 @@ export class Expiry {
     return n;
   }
 
-  /** Ends one batch of messages whose validity ran out at the operator; returns how many it found. */
-  async sweep(now: number): Promise<number> {
+  /**
+   * Ends the messages whose validity ran out at the operator, if any did (one statement when none did); answers when
+   * to look again: when the next validity ends (a message placed meanwhile here asks for its own), null when nothing
+   * on its way has one. Now and then it also puts back on the queue messages nothing owns.
+   */
+  async pass(now: number): Promise<number | null> {
     if (now - this.lastRescue >= RESCUE_EVERY_MS) {
       this.lastRescue = now;
       await this.rescue(now);
     }
+    const next = await nextValidityEnd(this.store.db, now);
+    if (next === null || next > now) return next;
+    const found = await this.sweep(now);
+    return found >= this.batchSize ? now : now + SWEEP_GAP_MS;
+  }
+
+  /** Ends one batch of messages whose validity ran out at the operator; returns how many it found. */
+  async sweep(now: number): Promise<number> {
     const rows = await expiredOnTheirWay(this.store.db, now, this.batchSize);
     if (rows.length === 0) return 0;
     const handled = await this.handleByType(rows, now);

@@ -8,6 +8,7 @@ import {
   deleteAssembly,
   insertConcatPart,
   lockConcatOwner,
+  nextConcatSweep,
   retakeAssembly,
   storedMessageIds,
   strandedMessageIds,
@@ -142,6 +143,11 @@ export class SmppConcatParts {
       await deleteAssembly(trx, credentialId, messageId);
       await alsoInTransaction?.(trx);
     });
+  }
+
+  /** When parts are next due to be taken (their assembly's time ends, or a whole message would be stranded); null: none wait. */
+  nextSweep(): Promise<number | null> {
+    return nextConcatSweep(this.store.db, this.strandedAfterMs);
   }
 
   /** Takes assemblies whose time ran out (each is taken by one node only). */

@@ -186,6 +186,10 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     return this.concatParts.takeStranded(now);
   }
 
+  nextConcatSweep(): Promise<number | null> {
+    return this.concatParts.nextSweep();
+  }
+
   async submit(p: SmppGatewayPrincipal, s: SmppSubmit): Promise<SmppSubmitResult> {
     const credential = await this.credentials.get(p.credentialId);
     // The credential was deleted or disabled while this session was bound.

@@ -170,6 +170,8 @@ export interface SmppHandler<P extends SmppPrincipal = SmppPrincipal> {
   takeExpiredConcat?(now: number): Promise<SmppConcatTimedOut[]>;
   /** With addConcatPart: takes the whole messages stranded by a node that did not submit them (one caller each). */
   takeStrandedConcat?(now: number): Promise<SmppConcatStranded[]>;
+  /** With addConcatPart: when parts are next due to be taken (expired or stranded); null when none wait. */
+  nextConcatSweep?(): Promise<number | null>;
 }
 
 /**

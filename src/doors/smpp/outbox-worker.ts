@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { backoffDelay } from '../../core/domain/retry.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp/outbox.ts';
-import type { Metrics } from '../../metrics.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
 import { Loop } from '../../workers/loop.ts';
 import { decodeOutboxPdus } from './gateway.ts';
@@ -21,14 +20,12 @@ export interface SmppOutboxOptions {
   maxInFlight?: number;
   /** How long a claimed row is reserved for the pass that claimed it. */
   leaseMs?: number;
-  /** The slow poll behind the wake-ups. */
-  safetyPollMs?: number;
+  /** A slow poll of its own behind the wake-ups (default none: the node's safety poll wakes it). */
+  safetyPollMs?: number | null;
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Rows past their expiry are dropped by a pass at most this often (they are never delivered meanwhile). */
   expirySweepMs?: number;
-  /** How often the pending gauge is recounted. */
-  gaugeRefreshMs?: number;
-  metrics?: Metrics;
 }
 
 interface Outcome {
@@ -43,7 +40,9 @@ interface Outcome {
  * Sends the SMPP outbox (delivery receipts and MO waiting as deliver_sm) to bound receiver and transceiver sessions
  * of their credential. Only credentials with a receiver on this node are claimed; a row is deleted only when its
  * deliver_sm_resp came back with status 0, else retried with backoff. A receiver binding makes its credential's rows
- * due at once; rows past their expiry are dropped.
+ * due at once; rows past their expiry are dropped. Woken when rows are written (their signal), when a receiver binds
+ * or a delivery ends, at the next row's time, and by the node's safety poll (rows due or expired that no wake-up
+ * announced).
  */
 export class SmppOutboxWorker {
   private readonly loop: Loop;
@@ -54,20 +53,18 @@ export class SmppOutboxWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly recorder: GroupCommitter<Outcome, void>;
   private lastExpiry = 0;
-  private lastGauge = 0;
   private readonly claimBatch: number;
   private readonly maxInFlight: number;
   private readonly leaseMs: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly expirySweepMs: number;
-  private readonly gaugeRefreshMs: number;
 
   constructor(
     private readonly outbox: SmppOutbox,
     private readonly target: SmppDeliverTarget,
     private readonly logger: Logger,
-    private readonly opts: SmppOutboxOptions = {},
+    opts: SmppOutboxOptions = {},
   ) {
     this.claimBatch = opts.claimBatch ?? 200;
     this.maxInFlight = opts.maxInFlight ?? 500;
@@ -75,8 +72,7 @@ export class SmppOutboxWorker {
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.retryMaxMs = opts.retryMaxMs ?? 60_000;
     this.expirySweepMs = opts.expirySweepMs ?? 10_000;
-    this.gaugeRefreshMs = opts.gaugeRefreshMs ?? 5_000;
-    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? 5_000, (err) =>
+    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? null, (err) =>
       this.logger.error({ err }, 'smpp outbox pass failed; retrying'),
     );
     this.recorder = new GroupCommitter((items) => this.record(items), 500);
@@ -118,7 +114,6 @@ export class SmppOutboxWorker {
     }
     // A node left with only a transmitter of a credential cannot deliver its receipts: it stops claiming them.
     for (const id of this.receivers) if (this.target.receiverCount(id) === 0) this.receivers.delete(id);
-    await this.refreshGauge();
     for (;;) {
       const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
       // Full: a finishing delivery wakes the loop.
@@ -128,8 +123,7 @@ export class SmppOutboxWorker {
       for (const row of claimed) this.launch(row);
       if (claimed.length < room) break;
     }
-    const next = await this.outbox.nextDue([...this.receivers], Date.now());
-    return Math.min(next ?? Number.POSITIVE_INFINITY, this.lastExpiry + this.expirySweepMs);
+    return this.outbox.nextDue([...this.receivers], Date.now());
   }
 
   private launch(row: SmppOutboxRow): void {
@@ -166,15 +160,5 @@ export class SmppOutboxWorker {
       retries,
     );
     return items.map((): void => undefined);
-  }
-
-  private async refreshGauge(): Promise<void> {
-    const gauge = this.opts.metrics?.smppOutboxPending;
-    const now = Date.now();
-    if (!gauge || now - this.lastGauge < this.gaugeRefreshMs) return;
-    this.lastGauge = now;
-    const counts = await this.outbox.pending();
-    gauge.reset();
-    for (const c of counts) gauge.set({ system_id: c.systemId, kind: c.kind }, c.count);
   }
 }

@@ -41,6 +41,8 @@ export interface ExpiredMessage<P> {
 export interface Reassembly<P> {
   add(principal: P, concat: ConcatRef, payload: Buffer, meta: ConcatMeta<P>): Promise<ReassemblyOutcome<P>>;
   start(): void;
+  /** Looks at once for messages given up or stranded (another node stopped: the parts it kept are this node's too). */
+  sweep(): void;
   /** Stops expiring; parts kept in memory are dropped, parts kept in the shared store stay for the other nodes. */
   close(): Promise<void>;
 }
@@ -53,6 +55,8 @@ export interface ReassemblyOptions {
   maxPartsPerOwner?: number;
   maxBytesPerOwner?: number;
   now: () => number;
+  /** Shared store: how often the sweep looks on its own when nothing tells it parts are waiting. */
+  safetyPollMs?: number;
 }
 
 export function memoryReassembly<P extends SmppPrincipal>(
@@ -85,13 +89,17 @@ export function memoryReassembly<P extends SmppPrincipal>(
       }
     },
     start() {},
+    sweep() {},
     async close() {
       assembler.clear();
     },
   };
 }
 
-type SharedStore<P extends SmppPrincipal> = Required<Pick<SmppHandler<P>, 'addConcatPart' | 'takeExpiredConcat' | 'takeStrandedConcat'>>;
+type SharedStore<P extends SmppPrincipal> = Required<Pick<SmppHandler<P>, 'addConcatPart' | 'takeExpiredConcat' | 'takeStrandedConcat' | 'nextConcatSweep'>>;
+
+/** How often the shared store's sweep looks on its own, by default, when no part is known to wait. */
+const SWEEP_SAFETY_POLL_MS = 30_000;
 
 /**
  * `onStranded` submits a whole message another node took and never stored (it stopped, or failed): this node took it
@@ -109,21 +117,29 @@ export function sharedReassembly<P extends SmppPrincipal>(
     maxParts: options.maxPartsPerOwner ?? CONCAT_DEFAULTS.maxPartsPerOwner,
     maxBytes: options.maxBytesPerOwner ?? CONCAT_DEFAULTS.maxBytesPerOwner,
   };
-  // Every node looks for messages given up, whichever node their parts reached (that node may be gone): a tenth of
-  // the timeout late at most. It also stores the whole messages a node took and never stored.
+  // Every node looks for messages given up, whichever node their parts reached (that node may be gone), and stores
+  // the whole messages a node took and never stored: when the next of them falls due, and while parts wait, every
+  // tenth of the timeout too (their times come from the clocks of the nodes that received them). With no part
+  // waiting it sleeps, until a part arrives here, another node stops, or its own slow poll.
   const sweepEveryMs = Math.min(5_000, Math.max(50, Math.round(timeoutMs / 10)));
   const sweep = new Loop(
     async () => {
-      for (const e of await store.takeExpiredConcat(options.now())) {
+      const now = options.now();
+      const due = await store.nextConcatSweep();
+      if (due === null) return null;
+      if (due > now) return Math.min(due, now + sweepEveryMs);
+      for (const e of await store.takeExpiredConcat(now)) {
         onExpire({ messageId: e.messageId, received: e.received, total: e.total, meta: decodeMeta<P>(e.meta) });
       }
-      for (const s of await store.takeStrandedConcat(options.now())) await onStranded(wholeMessage<P>(s));
+      for (const s of await store.takeStrandedConcat(now)) await onStranded(wholeMessage<P>(s));
+      return options.now() + sweepEveryMs;
     },
-    sweepEveryMs,
+    options.safetyPollMs ?? SWEEP_SAFETY_POLL_MS,
     onError,
   );
   return {
     async add(p, concat, payload, meta) {
+      const received = options.now();
       const added = await store.addConcatPart(
         p,
         {
@@ -135,10 +151,12 @@ export function sharedReassembly<P extends SmppPrincipal>(
           payload,
           dataCoding: meta.fields.dataCoding,
           meta: encodeMeta(meta),
-          expiresAt: options.now() + timeoutMs,
+          expiresAt: received + timeoutMs,
         },
         budget,
       );
+      // Parts wait: the sweep looks at them from now on.
+      if (added.kind === 'partial' || added.kind === 'complete') sweep.at(received + sweepEveryMs);
       switch (added.kind) {
         case 'complete':
           return { kind: 'complete', ...wholeMessage<P>(added) };
@@ -150,6 +168,9 @@ export function sharedReassembly<P extends SmppPrincipal>(
     },
     start() {
       sweep.start();
+    },
+    sweep() {
+      sweep.wake();
     },
     close() {
       return sweep.stop();

@@ -63,6 +63,8 @@ export interface SmppServerOptions<P extends SmppPrincipal> extends SessionTunin
   /** Parts and octets one credential may have waiting; beyond, its parts get ESME_RMSGQFUL, nobody else's. */
   maxConcatPartsPerCredential?: number;
   maxConcatBytesPerCredential?: number;
+  /** How often the sweep of concatenated messages kept by the handler looks on its own, when nothing says parts wait. */
+  safetyPollMs?: number;
   onMetric?: SmppMetricHook;
   /** Clock for throttling and relative SMPP times. */
   now?: () => number;
@@ -82,6 +84,11 @@ export interface SmppServer {
   sessionCount(principalKey?: string): number;
   /** Sessions of a principal bound as receiver or transceiver: those deliver_sm can go to. */
   receiverCount(principalKey: string): number;
+  /**
+   * Looks at once for concatenated messages given up or made whole and never stored, among the parts the handler
+   * keeps for every node (another node stopped: those it received are this node's to end or store).
+   */
+  sweepConcat(): void;
   /** The sessions bound on this node, of a principal or of all. */
   sessions(principalKey?: string): SmppSessionInfo[];
 }
@@ -152,6 +159,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     ...(options.maxConcatBytes !== undefined && { maxBytes: options.maxConcatBytes }),
     ...(options.maxConcatPartsPerCredential !== undefined && { maxPartsPerOwner: options.maxConcatPartsPerCredential }),
     ...(options.maxConcatBytesPerCredential !== undefined && { maxBytesPerOwner: options.maxConcatBytesPerCredential }),
+    ...(options.safetyPollMs !== undefined && { safetyPollMs: options.safetyPollMs }),
   };
 
   /** Submits a whole concatenated message with the id its parts were answered with. */
@@ -179,14 +187,15 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     }
   }
 
-  const { addConcatPart, takeExpiredConcat, takeStrandedConcat } = handler;
+  const { addConcatPart, takeExpiredConcat, takeStrandedConcat, nextConcatSweep } = handler;
   const reassembly: Reassembly<P> =
-    addConcatPart && takeExpiredConcat && takeStrandedConcat
+    addConcatPart && takeExpiredConcat && takeStrandedConcat && nextConcatSweep
       ? sharedReassembly<P>(
           {
             addConcatPart: addConcatPart.bind(handler),
             takeExpiredConcat: takeExpiredConcat.bind(handler),
             takeStrandedConcat: takeStrandedConcat.bind(handler),
+            nextConcatSweep: nextConcatSweep.bind(handler),
           },
           reassemblyOptions,
           concatExpired,
@@ -550,6 +559,10 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
       const labels = { system_id: conn.principal!.systemId, outcome: ok ? 'ok' : 'failed' };
       metric('smpp_delivers_total', labels, list.length);
       return ok;
+    },
+
+    sweepConcat() {
+      reassembly.sweep();
     },
 
     receiverCount(principalKey) {

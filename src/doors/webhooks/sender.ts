@@ -20,8 +20,8 @@ export interface WebhookSenderOptions {
   claimBatch?: number;
   /** How long a claimed delivery is reserved for this node (a node that dies gives its deliveries up after it). */
   leaseMs?: number;
-  /** The slow poll behind the wake-ups. */
-  safetyPollMs?: number;
+  /** A slow poll of its own behind the wake-ups (default none: the node's safety poll wakes it). */
+  safetyPollMs?: number | null;
   /**
    * Told of deliveries whose claim ran out: not sent (`before`: another node sends them), or sent with their outcome
    * no longer writable (`after`: sent again by the node that holds them now).
@@ -83,7 +83,7 @@ export class WebhookSender {
     this.leaseMs = opts.leaseMs ?? 60_000;
     this.margin = fenceMargin(this.leaseMs);
     this.onFenced = opts.onFenced ?? (() => undefined);
-    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? 5_000, (err) =>
+    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? null, (err) =>
       this.logger.error({ err }, 'webhook sender pass failed; retrying'),
     );
     this.recorder = new GroupCommitter(async (items) => {
