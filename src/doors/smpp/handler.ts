@@ -1,3 +1,4 @@
+import type { ConcatPartInput } from '../../core/smpp/concat-parts.ts';
 import type { SmppAddress, SmppSubmit } from '../../protocols/smpp/submit.ts';
 
 /**
@@ -80,23 +81,8 @@ export interface SmppConcatExpired {
   total: number;
 }
 
-/** A part of a concatenated submit, to keep until its message is whole. */
-export interface SmppConcatPart {
-  /** source_addr and destination_addr as received: with the principal and `ref`, they name the message. */
-  source: string;
-  destination: string;
-  ref: number;
-  total: number;
-  /** 1-based. */
-  seq: number;
-  /** User data without the UDH. */
-  payload: Buffer;
-  dataCoding: number;
-  /** The server's own record of the part, given back with the whole message or its expiry. */
-  meta: string;
-  /** When the message gives up waiting for its parts, if this part starts it. */
-  expiresAt: number;
-}
+/** A part of a concatenated submit, to keep until its message is whole (the core's own description of one). */
+export type SmppConcatPart = ConcatPartInput;
 
 /** Parts and octets one principal may have waiting, all its messages together. */
 export interface SmppConcatBudget {
