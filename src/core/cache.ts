@@ -29,6 +29,8 @@ export class Cache<K, V> {
   #newest: Entry<K, V> | null = null;
   #oldest: Entry<K, V> | null = null;
   #generation = 0;
+  /** Loads under way through `load`, by key: requests that miss at once wait for the same one. */
+  readonly #loading = new Map<K, { generation: number; promise: Promise<V> }>();
 
   constructor({ capacity, ttlMs }: CacheOptions) {
     if (capacity !== Number.POSITIVE_INFINITY && (!Number.isInteger(capacity) || capacity < 1)) {
@@ -91,6 +93,33 @@ export class Cache<K, V> {
    */
   setUnlessCleared(generation: number, key: K, value: V, now?: number): void {
     if (generation === this.#generation) this.set(key, value, now);
+  }
+
+  /**
+   * The value, or on a miss the value `loader` reads — once for every caller missing the same key meanwhile (many
+   * requests arriving together at an expired entry make one read, not one each). Stored unless the cache was cleared
+   * while it loaded; a caller arriving after the clear starts a load of its own.
+   */
+  load(key: K, loader: () => Promise<V>, now?: number): Promise<V> {
+    const entry = this.#entries.get(key);
+    if (entry && (entry.expiresAt === Number.POSITIVE_INFINITY || entry.expiresAt > (now ?? Date.now()))) return Promise.resolve(this.get(key, now) as V);
+    const loading = this.#loading.get(key);
+    if (loading && loading.generation === this.#generation) return loading.promise;
+    const generation = this.#generation;
+    const promise = loader().then(
+      (value) => {
+        if (this.#loading.get(key)?.promise === promise) this.#loading.delete(key);
+        // A value set meanwhile was read later than this one.
+        if (!this.has(key)) this.setUnlessCleared(generation, key, value, now);
+        return value;
+      },
+      (err: unknown) => {
+        if (this.#loading.get(key)?.promise === promise) this.#loading.delete(key);
+        throw err;
+      },
+    );
+    this.#loading.set(key, { generation, promise });
+    return promise;
   }
 
   delete(key: K): boolean {

@@ -190,3 +190,70 @@ describe('Cache: time to live', () => {
     for (const ttlMs of [0, -1, Number.NaN]) assert.throws(() => new Cache({ capacity: 1, ttlMs }), RangeError);
   });
 });
+
+describe('Cache: load', () => {
+  const deferred = <T>() => {
+    let resolve!: (v: T) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+    return { promise, resolve, reject };
+  };
+
+  it('reads once for every caller that misses the same key meanwhile, then serves the stored value', async () => {
+    const cache = new Cache<string, number>({ capacity: 10, ttlMs: 1_000 });
+    const d = deferred<number>();
+    let reads = 0;
+    const loader = () => {
+      reads += 1;
+      return d.promise;
+    };
+    const waiting = Array.from({ length: 20 }, () => cache.load('a', loader));
+    assert.equal(reads, 1);
+    d.resolve(7);
+    assert.deepEqual(await Promise.all(waiting), Array(20).fill(7));
+    assert.equal(await cache.load('a', loader), 7);
+    assert.equal(reads, 1);
+    assert.equal(cache.get('a'), 7);
+  });
+
+  it('reads again once the entry expired', async () => {
+    const cache = new Cache<string, number>({ capacity: 10, ttlMs: 100 });
+    let reads = 0;
+    const loader = async () => ++reads;
+    assert.equal(await cache.load('a', loader, 0), 1);
+    assert.equal(await cache.load('a', loader, 50), 1);
+    assert.equal(await cache.load('a', loader, 150), 2);
+  });
+
+  it('gives a failed read to its waiters and keeps nothing of it', async () => {
+    const cache = new Cache<string, number>({ capacity: 10 });
+    const d = deferred<number>();
+    const both = [cache.load('a', () => d.promise), cache.load('a', () => d.promise)];
+    d.reject(new Error('down'));
+    for (const p of both) await assert.rejects(p, /down/);
+    assert.equal(cache.has('a'), false);
+    assert.equal(await cache.load('a', async () => 3), 3);
+  });
+
+  it('does not keep, nor share with later callers, a read that began before a clear', async () => {
+    const cache = new Cache<string, string>({ capacity: 10 });
+    const before = deferred<string>();
+    const first = cache.load('a', () => before.promise);
+    cache.clear();
+    const second = cache.load('a', async () => 'new');
+    before.resolve('old');
+    assert.equal(await first, 'old');
+    assert.equal(await second, 'new');
+    assert.equal(cache.get('a'), 'new');
+  });
+
+  it('keeps a value set while a read was under way (it is the newer one)', async () => {
+    const cache = new Cache<string, string>({ capacity: 10 });
+    const d = deferred<string>();
+    const loading = cache.load('a', () => d.promise);
+    cache.set('a', 'set');
+    d.resolve('read');
+    assert.equal(await loading, 'read');
+    assert.equal(cache.get('a'), 'set');
+  });
+});

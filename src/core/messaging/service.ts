@@ -111,13 +111,8 @@ export class MessagingService {
    * A channel, cached briefly. Inside a transaction pass its executor: on SQLite the transaction holds the only
    * connection, so a read through the store would wait for itself.
    */
-  async channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
-    const cached = this.channels.get(id, now);
-    if (cached) return cached;
-    const generation = this.channels.generation;
-    const channel = (await this.tenancy.readChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
-    this.channels.setUnlessCleared(generation, id, channel, now);
-    return channel;
+  channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
+    return this.channels.load(id, async () => (await this.tenancy.readChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`), now);
   }
 
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {

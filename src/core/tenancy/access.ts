@@ -127,13 +127,11 @@ export class AccessControl {
     }
   }
 
-  private async lockedUntil(subject: string, now: number): Promise<number> {
-    const cached = this.lockouts.get(subject, now);
-    if (cached !== undefined) return cached;
-    const row = await findLockout(this.store.db, subject);
-    const until = row ? Number(row.locked_until) : 0;
-    this.lockouts.set(subject, until, now);
-    return until;
+  private lockedUntil(subject: string, now: number): Promise<number> {
+    return this.lockouts.load(subject, async () => {
+      const row = await findLockout(this.store.db, subject);
+      return row ? Number(row.locked_until) : 0;
+    }, now);
   }
 
   /** One failed authentication of `subject` (an address, or `smpp:<system_id>`); a burst too many locks it out. */
@@ -185,15 +183,13 @@ export class AccessControl {
   }
 
   /** An organisation's limits: its own where it has some, the defaults elsewhere. */
-  async limitsOf(organisationId: string, now = Date.now()): Promise<TrafficLimits> {
-    const cached = this.limits.get(organisationId, now);
-    if (cached) return cached;
-    const generation = this.limits.generation;
-    const own = await listTrafficLimits(this.store.db, organisationId);
-    const merged: Record<RouteGroup, GroupLimits> = { ...this.opts.defaults };
-    for (const r of own) if (ROUTE_GROUPS.includes(r.route_group as RouteGroup)) merged[r.route_group as RouteGroup] = { perKey: r.per_key, perOrganisation: r.per_organisation };
-    this.limits.setUnlessCleared(generation, organisationId, merged, now);
-    return merged;
+  limitsOf(organisationId: string, now = Date.now()): Promise<TrafficLimits> {
+    return this.limits.load(organisationId, async () => {
+      const own = await listTrafficLimits(this.store.db, organisationId);
+      const merged: Record<RouteGroup, GroupLimits> = { ...this.opts.defaults };
+      for (const r of own) if (ROUTE_GROUPS.includes(r.route_group as RouteGroup)) merged[r.route_group as RouteGroup] = { perKey: r.per_key, perOrganisation: r.per_organisation };
+      return merged;
+    }, now);
   }
 
   /** Sets an organisation's own limits (groups left out take the defaults again); every node applies them at once. */

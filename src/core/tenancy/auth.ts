@@ -41,15 +41,12 @@ export class AuthService {
   async authenticate(key: string | undefined, now = Date.now()): Promise<Principal> {
     if (key === undefined || key.trim() === '') fail('MISSING_API_KEY', 'send the API key in the X-Api-Key header');
     const hash = hashApiKey(key);
-    const cached = this.cache.get(hash, now);
-    if (cached) return cached;
-    const generation = this.cache.generation;
-    const credential = await findCredentialByHash(this.store.db, hash);
-    if (!credential || !hashesEqual(credential.keyHash, hash)) fail('INVALID_API_KEY', 'unknown API key');
-    if (credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this API key has been revoked');
-    const channel = await this.tenancy.getChannel(credential.channelId);
-    const principal: Principal = { credential, channel };
-    this.cache.setUnlessCleared(generation, hash, principal, now);
-    return principal;
+    return this.cache.load(hash, async () => {
+      const credential = await findCredentialByHash(this.store.db, hash);
+      if (!credential || !hashesEqual(credential.keyHash, hash)) fail('INVALID_API_KEY', 'unknown API key');
+      if (credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this API key has been revoked');
+      const channel = await this.tenancy.getChannel(credential.channelId);
+      return { credential, channel };
+    }, now);
   }
 }

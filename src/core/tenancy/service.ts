@@ -197,15 +197,12 @@ export class TenancyService {
    * Where an organisation is (its default country and time zone), cached: every send reads it. Unknown
    * organisations are NOT_FOUND.
    */
-  async locale(organisationId: string, now = Date.now()): Promise<Locale> {
-    const cached = this.locales.get(organisationId, now);
-    if (cached) return cached;
-    const generation = this.locales.generation;
-    const row = (await findOrganisationLocale(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
-    const country = row.default_country === null ? null : checkCountry(row.default_country);
-    const locale: Locale = Object.freeze({ defaultCountry: country?.ok ? country.value : null, timeZone: row.time_zone });
-    this.locales.setUnlessCleared(generation, organisationId, locale, now);
-    return locale;
+  locale(organisationId: string, now = Date.now()): Promise<Locale> {
+    return this.locales.load(organisationId, async () => {
+      const row = (await findOrganisationLocale(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
+      const country = row.default_country === null ? null : checkCountry(row.default_country);
+      return Object.freeze({ defaultCountry: country?.ok ? country.value : null, timeZone: row.time_zone });
+    }, now);
   }
 
   /** The organisation and all its descendants, root first. */

@@ -236,13 +236,8 @@ export class SmppCredentialService {
   }
 
   /** A credential by id, cached briefly (submits check that their bind's credential still exists). */
-  async get(id: string, now = Date.now()): Promise<SmppCredential | null> {
-    const cached = this.cache.get(id, now);
-    if (cached !== undefined) return cached;
-    const generation = this.cache.generation;
-    const credential = await findSmppCredential(this.store.db, id);
-    this.cache.setUnlessCleared(generation, id, credential, now);
-    return credential;
+  get(id: string, now = Date.now()): Promise<SmppCredential | null> {
+    return this.cache.load(id, () => findSmppCredential(this.store.db, id), now);
   }
 
   /** Checks a bind: system_id, password, state, and the client's address. */
