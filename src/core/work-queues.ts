@@ -34,6 +34,6 @@ export class WorkQueues {
    * timers) becomes theirs to schedule.
    */
   async handOver(): Promise<void> {
-    for (const q of QUEUES) await this.store.signals.raise(this.store.db, q.signal);
+    for (const q of QUEUES) await this.store.signals.raise(this.store.db, q.signal, true);
   }
 }

@@ -75,6 +75,53 @@ export class LeasedQueue<Row> {
     return res.rows;
   }
 
+  /**
+   * Claims like `claim`, and says when the earliest row left unclaimed falls due (null: none), for a worker to sleep
+   * until then: on PostgreSQL in the claim's own statement (one round trip instead of two on every pass), on SQLite
+   * by a second look only when the claim took fewer rows than it could.
+   */
+  async claimWithNextDue(opts: ClaimOptions): Promise<{ rows: Row[]; nextDue: number | null }> {
+    if (this.store.dialect !== 'postgres') {
+      const rows = await this.claim(opts);
+      return { rows, nextDue: rows.length < opts.limit ? await this.nextDue(opts.now, opts.where) : opts.now };
+    }
+    const d = this.definition;
+    const lease = opts.now + opts.leaseMs;
+    const previous = d.previousClaimant && d.claimedBy ? sql`, ${sql.ref(d.previousClaimant)} = ${sql.ref(d.claimedBy)}` : sql``;
+    const claimedBy = d.claimedBy ? sql`${previous}, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
+    const where = opts.where ? sql` and ${opts.where}` : sql``;
+    const table = sql.table(d.table);
+    const due = sql.ref(d.due);
+    const leaseCol = sql.ref(d.lease);
+    const free = sql`(${leaseCol} is null or ${leaseCol} < ${opts.now})${this.ready}${where}`;
+    // One row even when nothing is claimed (the left join), each carrying the next due time; the rows just picked
+    // are left out of it, as the statement still sees them unleased.
+    const res = await sql<Row & { tern_next_due: number | string | null }>`
+      with picked as (
+        select ${this.keyList} from ${table}
+        where ${due} <= ${opts.now} and ${free}
+        order by ${d.order ? sql.ref(d.order) : due} limit ${opts.limit} for update skip locked
+      ), claimed as (
+        update ${table} set ${leaseCol} = ${lease}${claimedBy}
+        where (${this.keyList}) in (select ${this.keyList} from picked)
+        returning ${table}.*
+      )
+      select (select ${due} from ${table} where ${due} is not null and ${free}
+                and (${this.keyList}) not in (select ${this.keyList} from picked)
+              order by ${due} limit 1) as tern_next_due, claimed.*
+      from (select 1) as one left join claimed on true`.execute(this.store.db);
+    const first = res.rows[0];
+    const nextDue = first?.tern_next_due === null || first?.tern_next_due === undefined ? null : Number(first.tern_next_due);
+    const key = d.keys[0]!;
+    const rows: Row[] = [];
+    for (const r of res.rows) {
+      const { tern_next_due: _, ...row } = r as Record<string, unknown>;
+      if (row[key] !== null) rows.push(row as Row);
+    }
+    // A full batch: there may be more due now, whatever the earliest unpicked row says.
+    return { rows, nextDue: rows.length >= opts.limit ? opts.now : nextDue };
+  }
+
   /** When the earliest row not leased falls due (to sleep until then), or null when there is none. */
   async nextDue(now: number, where?: RawBuilder<unknown>): Promise<number | null> {
     const d = this.definition;

@@ -12,6 +12,14 @@ export type Signal = 'dispatch' | 'webhooks' | 'smpp-outbox' | 'connector-record
 
 const SIGNALS: ReadonlySet<string> = new Set<Signal>(['dispatch', 'webhooks', 'smpp-outbox', 'connector-records', 'receipts', 'config', 'organisations', 'otp', 'prices', 'settings']);
 
+/**
+ * Queues whose work the node that writes it does itself: any node can, and the writer is awake and has it at hand.
+ * Telling every other node would only have them all race for the same rows in smaller claims (a statement or two
+ * each per write, on every node). A node that stops leaves them to the others: the heartbeat and a stopping node's
+ * hand-over wake every queue of every node, and the safety poll finds work nobody holds.
+ */
+const SERVED_WHERE_WRITTEN: ReadonlySet<Signal> = new Set<Signal>(['webhooks', 'connector-records']);
+
 /** How long a node waits before listening again after its listening connection was lost (and between attempts). */
 const RELISTEN_MS = 1_000;
 
@@ -48,9 +56,10 @@ export class Signals {
 
   /**
    * Says that `db` wrote work for `signal`'s workers (or changed the settings it names): inside a transaction opened
-   * by `inTransaction`, they are woken when it commits; outside one, at once. Other nodes hear of it through PostgreSQL.
+   * by `inTransaction`, they are woken when it commits; outside one, at once. Other nodes hear of it through PostgreSQL
+   * (`everyNode`: even for the queues a node serves itself).
    */
-  async raise(db: Db, signal: Signal): Promise<void> {
+  async raise(db: Db, signal: Signal, everyNode = false): Promise<void> {
     if (db.isTransaction) {
       const set = this.pending.get(db);
       if (!set) throw new Error(`"${signal}" raised in a transaction not opened by inTransaction: its workers would not be woken`);
@@ -59,7 +68,9 @@ export class Signals {
     } else {
       queueMicrotask(() => this.fire(signal));
     }
-    if (this.dialect === 'postgres') await sql`select pg_notify(${this.channel}, ${`${signal}:${this.nodeId}`})`.execute(db);
+    if (this.dialect === 'postgres' && (everyNode || !SERVED_WHERE_WRITTEN.has(signal))) {
+      await sql`select pg_notify(${this.channel}, ${`${signal}:${this.nodeId}`})`.execute(db);
+    }
   }
 
   /** Opens the account of a transaction's signals (called by `inTransaction`). */

@@ -16,7 +16,8 @@ export function connectorTimersLoop(service: ConnectorService, router: Router, l
     async () => {
       for (;;) {
         const now = Date.now();
-        const due = await service.claimDue(now, BATCH, leaseMs);
+        // Records a connector keeps for later are written with their new time, which wakes this loop again.
+        const { due, nextDue } = await service.claimDue(now, BATCH, leaseMs);
         const byConnector = new Map<string, ConnectorRecord[]>();
         for (const d of due) byConnector.set(d.connector, [...(byConnector.get(d.connector) ?? []), d.record]);
         await Promise.all(
@@ -35,9 +36,8 @@ export function connectorTimersLoop(service: ConnectorService, router: Router, l
             await service.settleDue(name, records.map((r) => r.key), kept);
           }),
         );
-        if (due.length < BATCH || loop.isStopped) break;
+        if (due.length < BATCH || loop.isStopped) return nextDue;
       }
-      return service.nextDue(Date.now());
     },
     safetyPollMs,
     (err) => logger.error({ err }, 'connector timers failed; retrying'),

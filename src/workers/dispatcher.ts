@@ -104,7 +104,6 @@ export class Dispatcher implements DispatchHandoff {
   }
 
   private async sendHanded(): Promise<null> {
-    let sent = false;
     for (;;) {
       // Handed batches that waited meanwhile go together, up to a batch: one pass, one submit per connector.
       const batches = this.handed.splice(0, 1);
@@ -123,14 +122,10 @@ export class Dispatcher implements DispatchHandoff {
         Date.now(),
         rows,
       );
-      sent = true;
       if (this.handedLoop.isStopped) return null;
     }
-    // What was put back to wait (a temporary refusal) is the claim loop's, at its time.
-    if (sent) {
-      const due = await this.dispatch.nextDue(Date.now());
-      if (due !== null) this.claimLoop.at(due);
-    }
+    // What a pass puts back to wait (a temporary refusal) wakes the claim loop through the queue's signal, which then
+    // sleeps until it falls due.
     return null;
   }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { inTransaction, type Store } from '../../src/store/db.ts';
 import { DISPATCH_QUEUE, LeasedQueue, WEBHOOK_QUEUE } from '../../src/store/queue.ts';
 import { forEachDialect } from '../support/server.ts';
@@ -44,6 +45,31 @@ forEachDialect('leased queue', (dialect) => {
     assert.equal(await qa.nextDue(now + 1_001), now + 5_000);
     await a.db.deleteFrom('dispatch_queue').execute();
     assert.equal(await qa.nextDue(now), null);
+  });
+
+  test('a claim says when the earliest row it left falls due, in the same look', async () => {
+    const now = 1_500_000;
+    await enqueue(a, [
+      { id: 'd1', due: now - 20 },
+      { id: 'd2', due: now - 10 },
+      { id: 'd3', due: now + 3_000 },
+      { id: 'd4', due: now + 9_000 },
+    ]);
+    const qa = new LeasedQueue<{ message_id: string; claimed_by: string | null; tern_next_due?: unknown }>(a, DISPATCH_QUEUE);
+    const full = await qa.claimWithNextDue({ now, limit: 1, leaseMs: 60_000, claimant: 'node-a' });
+    assert.deepEqual(full.rows.map((r) => r.message_id), ['d1']);
+    assert.equal(full.nextDue, now, 'a full batch: more may be due now');
+    const rest = await qa.claimWithNextDue({ now, limit: 10, leaseMs: 60_000, claimant: 'node-a' });
+    assert.deepEqual(rest.rows.map((r) => r.message_id), ['d2'], 'the rows just claimed are not claimed again');
+    assert.equal(rest.rows[0]!.claimed_by, 'node-a');
+    assert.ok(!('tern_next_due' in rest.rows[0]!), 'rows carry only their own columns');
+    assert.equal(rest.nextDue, now + 3_000, 'the rows it claimed are not the next ones due');
+    const none = await qa.claimWithNextDue({ now, limit: 10, leaseMs: 60_000 });
+    assert.deepEqual(none, { rows: [], nextDue: now + 3_000 });
+    const narrowed = await qa.claimWithNextDue({ now: now + 4_000, limit: 10, leaseMs: 60_000, where: sql`message_id <> 'd3'` });
+    assert.deepEqual(narrowed, { rows: [], nextDue: now + 9_000 }, 'the claim’s narrowing applies to the next due too');
+    await a.db.deleteFrom('dispatch_queue').execute();
+    assert.deepEqual(await qa.claimWithNextDue({ now, limit: 10, leaseMs: 60_000 }), { rows: [], nextDue: null });
   });
 
   test('concurrent claims of two nodes never share a row', async () => {
@@ -117,15 +143,40 @@ forEachDialect('leased queue', (dialect) => {
     test('PostgreSQL: another node hears the wake-up when the transaction commits; a node ignores its own', async () => {
       const heardByB: string[] = [];
       const heardByA: string[] = [];
-      const offB = b.signals.on('webhooks', () => heardByB.push('webhooks'));
-      const offA = a.signals.on('webhooks', () => heardByA.push('webhooks'));
-      await inTransaction(a, (trx) => a.signals.raise(trx, 'webhooks'));
+      const offB = b.signals.on('dispatch', () => heardByB.push('dispatch'));
+      const offA = a.signals.on('dispatch', () => heardByA.push('dispatch'));
+      await inTransaction(a, (trx) => a.signals.raise(trx, 'dispatch'));
       const deadline = Date.now() + 5_000;
       while (heardByB.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      assert.deepEqual(heardByB, ['webhooks']);
-      assert.deepEqual(heardByA, ['webhooks'], 'node A was woken once, in process, not again by its own notification');
+      assert.deepEqual(heardByB, ['dispatch']);
+      assert.deepEqual(heardByA, ['dispatch'], 'node A was woken once, in process, not again by its own notification');
       offA();
       offB();
+    });
+
+    test('PostgreSQL: work a node serves itself (webhooks, connector records) wakes only that node, unless every node is asked', async () => {
+      const heardByB: string[] = [];
+      const heardByA: string[] = [];
+      const offs = (['webhooks', 'connector-records', 'dispatch'] as const).flatMap((s) => [
+        b.signals.on(s, () => heardByB.push(s)),
+        a.signals.on(s, () => heardByA.push(s)),
+      ]);
+      await inTransaction(a, async (trx) => {
+        await a.signals.raise(trx, 'webhooks');
+        await a.signals.raise(trx, 'connector-records');
+      });
+      // A later notification, to know that anything sent before it has arrived.
+      await inTransaction(a, (trx) => a.signals.raise(trx, 'dispatch'));
+      const deadline = Date.now() + 5_000;
+      while (!heardByB.includes('dispatch') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(heardByB, ['dispatch'], 'the other node was not told of the work node A serves');
+      assert.deepEqual(heardByA, ['webhooks', 'connector-records', 'dispatch']);
+      heardByB.length = 0;
+      await a.signals.raise(a.db, 'webhooks', true);
+      const until = Date.now() + 5_000;
+      while (heardByB.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(heardByB, ['webhooks'], 'a node leaving hands its queues over to every node');
+      for (const off of offs) off();
     });
   }
 });

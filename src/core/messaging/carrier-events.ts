@@ -132,7 +132,8 @@ export class CarrierEvents {
   /** Matches kept receipts again; returns when the next one falls due. */
   async retryUnmatched(now: number, leaseMs = 30_000): Promise<number | null> {
     for (;;) {
-      const rows = await this.unmatched.claim({ now, limit: UNMATCHED_BATCH, leaseMs });
+      const { rows, nextDue } = await this.unmatched.claimWithNextDue({ now, limit: UNMATCHED_BATCH, leaseMs });
+      let rescheduled = Infinity;
       if (rows.length > 0) {
         const events = rows.map((r) => JSON.parse(r.event) as ReceiptEvent);
         const { matched, missing } = await this.match(events);
@@ -143,11 +144,17 @@ export class CarrierEvents {
           const attempts = r.attempts + 1;
           const next = now + backoffDelay(attempts + 1, 500, 300_000);
           if (!stillMissing.has(`${r.connector}|${r.upstream_id}`) || next > Number(r.expires_at)) done.push(r.id);
-          else await rescheduleReceipt(this.store.db, r.id, attempts, next);
+          else {
+            await rescheduleReceipt(this.store.db, r.id, attempts, next);
+            rescheduled = Math.min(rescheduled, next);
+          }
         }
         await dropReceipts(this.store.db, done);
       }
-      if (rows.length < UNMATCHED_BATCH) return this.unmatched.nextDue(now);
+      if (rows.length < UNMATCHED_BATCH) {
+        const next = Math.min(nextDue ?? Infinity, rescheduled);
+        return next === Infinity ? null : next;
+      }
     }
   }
 }

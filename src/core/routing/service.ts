@@ -163,10 +163,10 @@ export class ConnectorService {
     return pruneSettledRecords(this.store.db, now - keepMs);
   }
 
-  /** Records of every connector that fell due, reserved for `leaseMs` to this node. */
-  async claimDue(now: number, limit: number, leaseMs: number): Promise<DueRecord[]> {
-    const rows = await this.records.claim({ now, limit, leaseMs });
-    return rows.map((r) => ({ connector: r.connector, record: toRecord(r) }));
+  /** Records of every connector that fell due, reserved for `leaseMs` to this node, and when the next one falls due. */
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<{ due: DueRecord[]; nextDue: number | null }> {
+    const { rows, nextDue } = await this.records.claimWithNextDue({ now, limit, leaseMs });
+    return { due: rows.map((r) => ({ connector: r.connector, record: toRecord(r) })), nextDue };
   }
 
   /** After a connector dealt with its due records: the ones it returned keep their new due time, the rest none. */
@@ -174,10 +174,6 @@ export class ConnectorService {
     const keptKeys = new Set(kept.map((r) => r.key));
     await settleRecords(this.store.db, connector, handled.filter((k) => !keptKeys.has(k)));
     if (kept.length > 0) await this.context(connector, silent, () => undefined).records.put(kept);
-  }
-
-  nextDue(now: number): Promise<number | null> {
-    return this.records.nextDue(now);
   }
 
   /** A connector came up (on this node): the messages backed off while waiting for it go now, not at their backoff's end. */

@@ -76,9 +76,9 @@ export class WebhookOutbox {
     return this.queue.claim({ now, limit, leaseMs, ...(skipOrigins.length > 0 && { where: notToOrigins(skipOrigins) }) });
   }
 
-  /** When the next delivery falls due, leaving out those to `skipOrigins`. */
-  nextDue(now: number, skipOrigins: readonly string[] = []): Promise<number | null> {
-    return this.queue.nextDue(now, skipOrigins.length > 0 ? notToOrigins(skipOrigins) : undefined);
+  /** `claim`, and when the next delivery left (those to `skipOrigins` aside) falls due, in one look. */
+  claimWithNextDue(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<{ rows: WebhookDeliveryRow[]; nextDue: number | null }> {
+    return this.queue.claimWithNextDue({ now, limit, leaseMs, ...(skipOrigins.length > 0 && { where: notToOrigins(skipOrigins) }) });
   }
 
   /** Hands claimed deliveries back untried, for `until` (their destination is busy). */

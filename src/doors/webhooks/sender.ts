@@ -127,7 +127,7 @@ export class WebhookSender {
       }
       this.busy = new Set([...this.heldPerOrigin].filter(([, n]) => n >= this.maxHeldPerOrigin).map(([o]) => o));
       const busy = [...this.busy];
-      const claimed = await this.outbox.claim(Date.now(), room, this.leaseMs, busy);
+      const { rows: claimed, nextDue } = await this.outbox.claimWithNextDue(Date.now(), room, this.leaseMs, busy);
       if (this.loop.isStopped) return null;
       const deferred: string[] = [];
       for (const d of claimed) {
@@ -144,7 +144,7 @@ export class WebhookSender {
       }
       if (deferred.length > 0) await this.outbox.defer(deferred, Date.now() + 1_000);
       // What is due for the busy origins waits for their queues to drain (which wakes the loop), not for a timer.
-      if (claimed.length < room) return this.outbox.nextDue(Date.now(), busy);
+      if (claimed.length < room) return deferred.length > 0 ? Math.min(nextDue ?? Infinity, Date.now() + 1_000) : nextDue;
     }
   }
 
