@@ -1,16 +1,21 @@
 /**
  * `npm run bench -- --cluster N` (PostgreSQL only): what a cluster of 1 … N Tern nodes costs per message. For each
  * node count, a fresh schema and that many Tern processes on it, each pinned to a CPU (round-robin over the cores
- * there are), then the e2e load spread over the nodes: BENCH_CLUSTER_MESSAGES REST sends over 64 connections, each
- * done when its signed DELIVERED status webhook reaches the local receiver. Twice from 2 nodes on: one tenant sending
+ * there are), a warm-up load through every node (BENCH_CLUSTER_WARMUP messages each, 2,000: a fresh process runs its
+ * first thousands of messages slower, compiling, and that cost must not be charged to the node count), then the e2e
+ * load spread over the nodes: BENCH_CLUSTER_MESSAGES REST sends over 64 connections to each node, each done when its
+ * signed DELIVERED status webhook reaches the local receiver. The same load per node, whatever their number: with a
+ * fixed total instead (BENCH_CLUSTER_CONNECTIONS) each node holds 1/N of the requests in flight, so its group commits
+ * are N times smaller and every statement run once per batch costs N times more per message — a figure of the load
+ * generator, not of the cluster. Twice from 2 nodes on: one tenant sending
  * through every node, then a tenant per node. Per row: messages a second and p50/p99 from request to webhook,
  * messages per CPU-second (the Tern processes, their PostgreSQL backends, and this process, the load generator and
  * receiver), that figure over the 1-node one (target ≥ 0.85), database statements per message (the nodes'
  * tern_db_statements_total; target: no more than with 1 node), and each node's statements a second once idle.
  * The backends' states are sampled during each load (pg_stat_activity): what they wait on, which locks, and what
  * the backend holding the lock was doing meanwhile.
- * Sizes: BENCH_CLUSTER_MESSAGES (15,000 a row), BENCH_CLUSTER_IDLE (10 s), BENCH_CLUSTER_CONNECTIONS (64 in all) or
- * BENCH_CLUSTER_CONNECTIONS_PER_NODE, BENCH_CLUSTER_CASES (one,per-node). BENCH_NODE_ARGS reaches every node (e.g.
+ * Sizes: BENCH_CLUSTER_MESSAGES (15,000 a row), BENCH_CLUSTER_IDLE (10 s), BENCH_CLUSTER_CONNECTIONS_PER_NODE (64) or
+ * BENCH_CLUSTER_CONNECTIONS (in all), BENCH_CLUSTER_CASES (one,per-node). BENCH_NODE_ARGS reaches every node (e.g.
  * `--cpu-prof --cpu-prof-dir=prof`).
  */
 import { availableParallelism } from 'node:os';
@@ -25,13 +30,14 @@ import { int, ms, type Result } from './report.ts';
 import { api, type BenchServer, benchTenant, printTable, processCpuMs, progress, type Row, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_CLUSTER_MESSAGES ?? 15_000);
+const WARMUP = Number(process.env.BENCH_CLUSTER_WARMUP ?? 2_000);
 const IDLE_S = Number(process.env.BENCH_CLUSTER_IDLE ?? 10);
 /**
- * The load's connections, spread over the nodes: BENCH_CLUSTER_CONNECTIONS in all (64), or with
- * BENCH_CLUSTER_CONNECTIONS_PER_NODE that many for each node (the same load per node whatever their number).
+ * The load's connections: BENCH_CLUSTER_CONNECTIONS_PER_NODE for each node (64: the same load per node whatever their
+ * number), or with BENCH_CLUSTER_CONNECTIONS that many in all, spread over the nodes.
  */
 const CONNECTIONS = Number(process.env.BENCH_CLUSTER_CONNECTIONS ?? 64);
-const CONNECTIONS_PER_NODE = process.env.BENCH_CLUSTER_CONNECTIONS_PER_NODE ? Number(process.env.BENCH_CLUSTER_CONNECTIONS_PER_NODE) : null;
+const CONNECTIONS_PER_NODE = process.env.BENCH_CLUSTER_CONNECTIONS ? null : Number(process.env.BENCH_CLUSTER_CONNECTIONS_PER_NODE ?? 64);
 const connectionsFor = (nodes: number) => (CONNECTIONS_PER_NODE === null ? CONNECTIONS : CONNECTIONS_PER_NODE * nodes);
 const connectionsText = CONNECTIONS_PER_NODE === null ? `${CONNECTIONS} connections spread over the nodes` : `${CONNECTIONS_PER_NODE} connections to each node`;
 const TARGET_EFFICIENCY = 0.85;
@@ -136,9 +142,9 @@ interface CaseRun extends EndToEnd {
 }
 
 /** The e2e load over every node of the cluster; `tenants[o]` sends what goes to node o (one tenant: the same one). */
-async function runCase(c: Cluster, watch: BackendWatch, tenants: Tenant[], label: CaseRun['tenants'], series: number): Promise<CaseRun> {
+async function runCase(c: Cluster, watch: BackendWatch, tenants: Tenant[], label: CaseRun['tenants'], series: number, total = MESSAGES): Promise<CaseRun> {
   const n = c.nodes.length;
-  const receiver = await startCompletionReceiver(MESSAGES, (cb) => {
+  const receiver = await startCompletionReceiver(total, (cb) => {
     const t = tenants[Number(cb.query.get('t'))];
     if (!t) return 'refused';
     let payload: { status?: { value?: string } };
@@ -154,7 +160,7 @@ async function runCase(c: Cluster, watch: BackendWatch, tenants: Tenant[], label
     return payload.status?.value === 'DELIVERED' ? 'done' : 'other';
   });
   try {
-    progress(`cluster of ${n}, ${label}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`);
+    progress(`cluster of ${n}, ${label}: ${total} messages${total === MESSAGES ? '' : ' (warm-up)'}, REST → DELIVERED → signed status webhook`);
     const pids = c.nodes.map((node) => node.server.process.pid);
     const ternBefore = pids.map((pid) => processCpuMs(pid) ?? 0);
     const statementsBefore = sum(await statementsOfAll(c));
@@ -164,7 +170,7 @@ async function runCase(c: Cluster, watch: BackendWatch, tenants: Tenant[], label
     const load = await drive(
       c.nodes.map((node) => node.server.url),
       {
-        total: MESSAGES,
+        total,
         connections: connectionsFor(n),
         request: (i, o) => {
           const t = tenants.length === 1 ? 0 : o;
@@ -224,6 +230,7 @@ async function runNodeCount(n: number, client: pg.Client): Promise<NodeCountRun>
     const watch = new BackendWatch(client, c.application);
     const first = c.nodes[0]!.server.url;
     const cases: CaseRun[] = [];
+    if (WARMUP > 0) await runCase(c, watch, [await tenant(first)], 'one tenant', 9, WARMUP * n);
     if (n === 1 || CASES.includes('one')) cases.push(await runCase(c, watch, [await tenant(first)], 'one tenant', 1));
     if (n > 1 && CASES.includes('per-node')) {
       const perNode: Tenant[] = [];
