@@ -302,7 +302,11 @@ const ROLLUP_SELECT = `select m.organisation_id, m.channel_id, c.type as channel
   group by m.organisation_id, m.channel_id, c.type, m.day, m.status, coalesce(m.mcc_mnc, ''), coalesce(m.price_kind, m.type)`;
 const ROLLUP_COLUMNS = 'organisation_id, channel_id, channel_type, day, status, mcc_mnc, price_kind, quantity, messages, amount';
 const ROLLUP_KEY = 'organisation_id, channel_id, day, status, mcc_mnc, price_kind';
-const ZERO_ROLLUPS = `select distinct status from consumption_rollups where quantity = 0 and messages = 0 and amount = 0`;
+/** What Tern wrote, a row per key: writers spread a key over shards, readers add them up. */
+const WRITTEN_ROLLUPS = `select organisation_id, channel_id, channel_type, day, status, mcc_mnc, price_kind,
+    sum(quantity) as quantity, sum(messages) as messages, sum(amount) as amount
+  from consumption_rollups group by organisation_id, channel_id, channel_type, day, status, mcc_mnc, price_kind`;
+const ZERO_ROLLUPS = `select distinct status from (${WRITTEN_ROLLUPS}) w where quantity = 0 and messages = 0 and amount = 0`;
 /** Tern leaves a zero row behind in the status a message left (ENROUTE): the copies get them too. */
 const zeroRollupsInsert = (statuses: string[]) =>
   statuses.length === 0
@@ -312,7 +316,7 @@ const zeroRollupsInsert = (statuses: string[]) =>
   from messages m join channels c on c.id = m.channel_id
   cross join (${statuses.map((s) => `select '${s.replace(/'/g, "''")}' as status`).join(' union all ')}) z
   where m.direction = 'MT'
-  on conflict (${ROLLUP_KEY}) do nothing`;
+  on conflict (${ROLLUP_KEY}, shard) do nothing`;
 
 type RollupRow = Record<string, string | number>;
 const canonical = (rows: RollupRow[]) =>
@@ -335,7 +339,7 @@ function fillSqlite(file: string, plan: Plan): void {
     db.pragma('journal_mode = DELETE');
     db.pragma('synchronous = OFF');
     db.pragma('cache_size = -1048576');
-    checkRollupRule(db.prepare('select * from consumption_rollups').all() as RollupRow[], db.prepare(ROLLUP_SELECT).all() as RollupRow[]);
+    checkRollupRule(db.prepare(WRITTEN_ROLLUPS).all() as RollupRow[], db.prepare(ROLLUP_SELECT).all() as RollupRow[]);
     const zeroStatuses = (db.prepare(ZERO_ROLLUPS).all() as Array<{ status: string }>).map((r) => r.status);
     const columns = (db.prepare('pragma table_info(messages)').all() as Array<{ name: string }>).map((c) => c.name);
     const indexes = db.prepare(`select name, sql from sqlite_master where type = 'index' and tbl_name = 'messages' and sql is not null`).all() as Array<{ name: string; sql: string }>;
@@ -382,7 +386,7 @@ async function fillPostgres(schema: string, plan: Plan): Promise<void> {
     await c.query('set synchronous_commit = off');
     await c.query(`set maintenance_work_mem = '512MB'`);
     await c.query(`set work_mem = '256MB'`);
-    checkRollupRule((await c.query('select * from consumption_rollups')).rows, (await c.query(ROLLUP_SELECT)).rows);
+    checkRollupRule((await c.query(WRITTEN_ROLLUPS)).rows, (await c.query(ROLLUP_SELECT)).rows);
     const zeroStatuses = (await c.query(ZERO_ROLLUPS)).rows.map((r: { status: string }) => r.status);
     const columns = (
       await c.query(`select column_name from information_schema.columns where table_schema = $1 and table_name = 'messages' order by ordinal_position`, [schema])

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { DispatchQueueTable } from './schema.ts';
+import { rollupShard } from './rollups.ts';
 
 /** The dispatch queue: one row per message waiting to be placed with an operator. */
 
@@ -128,13 +129,14 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
     s.charged += p.charged;
     sums.set(key, s);
   }
-  // In key order, so concurrent passes on other nodes take the rows' locks in the same order.
+  // In key order, so concurrent passes on other nodes take the rows' locks in the same order; in one shard.
+  const shard = rollupShard();
   for (const s of [...sums.values()].sort((a, b) => `${a.day}|${a.route}|${a.connector}`.localeCompare(`${b.day}|${b.route}|${b.connector}`))) {
     await db
       .insertInto('route_rollups')
-      .values(s)
+      .values({ ...s, shard })
       .onConflict((oc) =>
-        oc.columns(['day', 'route', 'connector']).doUpdateSet({
+        oc.columns(['day', 'route', 'connector', 'shard']).doUpdateSet({
           messages: sql`route_rollups.messages + ${s.messages}`,
           parts: sql`route_rollups.parts + ${s.parts}`,
           cost: sql`route_rollups.cost + ${s.cost}`,

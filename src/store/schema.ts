@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Generated, Kysely } from 'kysely';
 
 /**
  * Row types of Tern's tables. Timestamps are epoch milliseconds, money is integer micro-euros, booleans are 0/1
@@ -167,6 +167,8 @@ export interface ConsumptionRollupTable {
   status: string;
   mcc_mnc: string;
   price_kind: string;
+  /** One of the rows of the same key that writers spread over (see rollups.ts); readers add them up. */
+  shard: Generated<number>;
   quantity: number;
   messages: number;
   amount: number;
@@ -398,6 +400,8 @@ export interface RouteRollupTable {
   day: string;
   route: string;
   connector: string;
+  /** As in consumption rollups. */
+  shard: Generated<number>;
   messages: number;
   parts: number;
   cost: number;

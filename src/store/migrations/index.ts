@@ -20,6 +20,7 @@ import * as dispatchLanes from './024-dispatch-lanes.ts';
 import * as smppBinds from './025-smpp-binds.ts';
 import * as smppConcatParts from './026-smpp-concat-parts.ts';
 import * as rcsConversationLatest from './027-rcs-conversation-latest.ts';
+import * as rollupShards from './028-rollup-shards.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '025-smpp-binds': smppBinds,
   '026-smpp-concat-parts': smppConcatParts,
   '027-rcs-conversation-latest': rcsConversationLatest,
+  '028-rollup-shards': rollupShards,
 };

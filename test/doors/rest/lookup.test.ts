@@ -88,12 +88,15 @@ forEachDialect('number lookup', (dialect) => {
     assert.equal(res.status, 200, res.text);
     return (res.body.items as Array<{ kind: string; amount: number; balance: number; description: string | null }>).reverse();
   };
+  /** The LOOKUP rollups of an organisation, a row per key (the shards writers spread over added up). */
   const lookupRollupsOf = (organisationId: string) =>
     db()
       .selectFrom('consumption_rollups')
-      .selectAll()
+      .select(['channel_id', 'channel_type', 'day', 'status', 'mcc_mnc', 'price_kind'])
+      .select((eb) => [eb.fn.sum<number>('quantity').as('quantity'), eb.fn.sum<number>('messages').as('messages'), eb.fn.sum<number>('amount').as('amount')])
       .where('organisation_id', '=', organisationId)
       .where('channel_type', '=', 'LOOKUP')
+      .groupBy(['channel_id', 'channel_type', 'day', 'status', 'mcc_mnc', 'price_kind'])
       .orderBy('mcc_mnc')
       .execute();
 

@@ -372,8 +372,10 @@ forEachDialect('SMPP gateway', (dialect) => {
       (
         await server.app.store.db
           .selectFrom('consumption_rollups')
-          .select(['channel_type', 'status', 'price_kind', 'quantity', 'messages', 'amount', 'mcc_mnc'])
+          .select(['channel_type', 'status', 'price_kind', 'mcc_mnc'])
+          .select((eb) => [eb.fn.sum<number>('quantity').as('quantity'), eb.fn.sum<number>('messages').as('messages'), eb.fn.sum<number>('amount').as('amount')])
           .where('organisation_id', '=', t.organisationId)
+          .groupBy(['channel_type', 'status', 'price_kind', 'mcc_mnc'])
           .execute()
       )
         .map((r) => ({ ...r, quantity: Number(r.quantity), messages: Number(r.messages), amount: Number(r.amount) }))
