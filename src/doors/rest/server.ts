@@ -29,6 +29,7 @@ import { liveRoutes } from './routes/live.ts';
 import { quoteRoutes } from './routes/quotes.ts';
 import { ErrorBody } from './schemas.ts';
 import { registerTextGuard } from './text-guard.ts';
+import { unansweredConnectionReaper } from './unanswered-connections.ts';
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -55,6 +56,11 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   });
 
   app.addSchema(ErrorBody);
+  const unanswered = unansweredConnectionReaper(app.server);
+  app.addHook('preClose', (done) => {
+    unanswered.closing();
+    done();
+  });
 
   await app.register(swagger, {
     openapi: {
