@@ -54,23 +54,11 @@ export class LeasedQueue<Row> {
   }
 
   async claim(opts: ClaimOptions): Promise<Row[]> {
-    const d = this.definition;
-    const lease = opts.now + opts.leaseMs;
+    const { table, assignments, picked } = this.claiming(opts);
     const lock = this.store.dialect === 'postgres' ? sql`for update skip locked` : sql``;
-    // Assignments read the row as it was, so the previous claimant is kept before it is replaced.
-    const previous = d.previousClaimant && d.claimedBy ? sql`, ${sql.ref(d.previousClaimant)} = ${sql.ref(d.claimedBy)}` : sql``;
-    const claimedBy = d.claimedBy ? sql`${previous}, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
-    const where = opts.where ? sql` and ${opts.where}` : sql``;
-    const table = sql.table(d.table);
-    const due = sql.ref(d.due);
-    const leaseCol = sql.ref(d.lease);
     const res = await sql<Row>`
-      update ${table} set ${leaseCol} = ${lease}${claimedBy}
-      where (${this.keyList}) in (
-        select ${this.keyList} from ${table}
-        where ${due} <= ${opts.now} and (${leaseCol} is null or ${leaseCol} < ${opts.now})${this.ready}${where}
-        order by ${d.order ? sql.ref(d.order) : due} limit ${opts.limit} ${lock}
-      )
+      update ${table} set ${assignments}
+      where (${this.keyList}) in (${picked} ${lock})
       returning *`.execute(this.store.db);
     return res.rows;
   }
@@ -85,24 +73,13 @@ export class LeasedQueue<Row> {
       const rows = await this.claim(opts);
       return { rows, nextDue: rows.length < opts.limit ? await this.nextDue(opts.now, opts.where) : opts.now };
     }
-    const d = this.definition;
-    const lease = opts.now + opts.leaseMs;
-    const previous = d.previousClaimant && d.claimedBy ? sql`, ${sql.ref(d.previousClaimant)} = ${sql.ref(d.claimedBy)}` : sql``;
-    const claimedBy = d.claimedBy ? sql`${previous}, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
-    const where = opts.where ? sql` and ${opts.where}` : sql``;
-    const table = sql.table(d.table);
-    const due = sql.ref(d.due);
-    const leaseCol = sql.ref(d.lease);
-    const free = sql`(${leaseCol} is null or ${leaseCol} < ${opts.now})${this.ready}${where}`;
+    const { table, assignments, picked, free } = this.claiming(opts);
+    const due = sql.ref(this.definition.due);
     // One row even when nothing is claimed (the left join), each carrying the next due time; the rows just picked
     // are left out of it, as the statement still sees them unleased.
     const res = await sql<Row & { tern_next_due: number | string | null }>`
-      with picked as (
-        select ${this.keyList} from ${table}
-        where ${due} <= ${opts.now} and ${free}
-        order by ${d.order ? sql.ref(d.order) : due} limit ${opts.limit} for update skip locked
-      ), claimed as (
-        update ${table} set ${leaseCol} = ${lease}${claimedBy}
+      with picked as (${picked} for update skip locked), claimed as (
+        update ${table} set ${assignments}
         where (${this.keyList}) in (select ${this.keyList} from picked)
         returning ${table}.*
       )
@@ -112,7 +89,7 @@ export class LeasedQueue<Row> {
       from (select 1) as one left join claimed on true`.execute(this.store.db);
     const first = res.rows[0];
     const nextDue = first?.tern_next_due === null || first?.tern_next_due === undefined ? null : Number(first.tern_next_due);
-    const key = d.keys[0]!;
+    const key = this.definition.keys[0]!;
     const rows: Row[] = [];
     for (const r of res.rows) {
       const { tern_next_due: _, ...row } = r as Record<string, unknown>;
@@ -120,6 +97,25 @@ export class LeasedQueue<Row> {
     }
     // A full batch: there may be more due now, whatever the earliest unpicked row says.
     return { rows, nextDue: rows.length >= opts.limit ? opts.now : nextDue };
+  }
+
+  /** The parts of a claim: the rows it picks (keys, unlocked), what makes a row free, and what claiming one sets. */
+  private claiming(opts: ClaimOptions): { table: RawBuilder<unknown>; assignments: RawBuilder<unknown>; picked: RawBuilder<unknown>; free: RawBuilder<unknown> } {
+    const d = this.definition;
+    const table = sql.table(d.table);
+    const due = sql.ref(d.due);
+    const leaseCol = sql.ref(d.lease);
+    // Assignments read the row as it was, so the previous claimant is kept before it is replaced.
+    const previous = d.previousClaimant && d.claimedBy ? sql`, ${sql.ref(d.previousClaimant)} = ${sql.ref(d.claimedBy)}` : sql``;
+    const claimedBy = d.claimedBy ? sql`${previous}, ${sql.ref(d.claimedBy)} = ${opts.claimant ?? null}` : sql``;
+    const where = opts.where ? sql` and ${opts.where}` : sql``;
+    const free = sql`(${leaseCol} is null or ${leaseCol} < ${opts.now})${this.ready}${where}`;
+    return {
+      table,
+      assignments: sql`${leaseCol} = ${opts.now + opts.leaseMs}${claimedBy}`,
+      picked: sql`select ${this.keyList} from ${table} where ${due} <= ${opts.now} and ${free} order by ${d.order ? sql.ref(d.order) : due} limit ${opts.limit}`,
+      free,
+    };
   }
 
   /** When the earliest row not leased falls due (to sleep until then), or null when there is none. */
