@@ -61,7 +61,7 @@ import { WebhookSender } from './doors/webhooks/sender.ts';
 import { Metrics } from './metrics.ts';
 import { createTextToSpeech } from './speech/engine.ts';
 import { openStore, type Store } from './store/db.ts';
-import { connectorTimersLoop } from './workers/connector-timers.ts';
+import { ConnectorTimers } from './workers/connector-timers.ts';
 import { dispatcherLoop } from './workers/dispatcher.ts';
 import { expiryLoop } from './workers/expiry.ts';
 import { Heartbeat } from './workers/heartbeat.ts';
@@ -304,7 +304,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     logger.child({ component: 'retention' }),
     PRUNE_EVERY_MS,
   );
-  const timers = connectorTimersLoop(connectors, router, logger.child({ component: 'connectors' }), config.dispatchLeaseMs);
+  const timers = new ConnectorTimers(connectors, router, logger.child({ component: 'connectors' }), config.dispatchLeaseMs);
   const receiptMatcher = new Loop((): Promise<number | null> => carrierEvents.retryUnmatched(Date.now()), null, (err) =>
     logger.error({ err }, 'matching kept receipts failed; retrying'),
   );
@@ -334,6 +334,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   // Which worker wakes for which queue (written here or, on PostgreSQL, by another node).
   store.signals.on('dispatch', () => dispatcher.wake());
   store.signals.on('connector-records', () => timers.wake());
+  connectors.onRecordsDue((lanes) => timers.wake(lanes));
   store.signals.on('receipts', () => receiptMatcher.wake());
   store.signals.on('webhooks', () => webhookSender.wake());
   store.signals.on('smpp-outbox', () => smppSender.wake());

@@ -3,6 +3,7 @@
  * them, and the events they send back. Concrete connectors live in src/connectors and are created from data by a
  * registry; the core never imports one.
  */
+import type { Lane } from './domain/fair-queue.ts';
 import type { RoutableMessage } from './domain/routing.ts';
 import type { NumberLookup } from './lookup/enrich.ts';
 import type { LiveStatus } from './lookup/number-status.ts';
@@ -24,6 +25,8 @@ export interface OutboundMessage {
    * was busy). A submit repeated after a crash carries the same number as the one it repeats.
    */
   attempt: number;
+  /** Its dispatch lane (OTP and TRANSACTIONAL first): what a connector keeps of it for later goes in the same lane. */
+  lane: Lane;
 }
 
 export type SubmitResult =
@@ -101,6 +104,11 @@ export interface ConnectorRecord {
   key: string;
   data: Record<string, unknown>;
   dueAt: number | null;
+  /**
+   * The lane of the message it is about: due records of the high lane (OTP, TRANSACTIONAL) are handed over before
+   * the low lane's (a campaign's receipts). Absent: the high lane (timers that are not about a message's lane).
+   */
+  lane?: Lane;
 }
 
 /** Durable records of one connector, shared by every node that runs it. */

@@ -61,6 +61,7 @@ export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise
         oc.columns(['connector', 'key']).doUpdateSet({
           data: sql.ref('excluded.data'),
           due_at: sql.ref('excluded.due_at'),
+          lane: sql.ref('excluded.lane'),
           lease_until: null,
         }),
       )

@@ -386,6 +386,8 @@ export interface ConnectorRecordTable {
   due_at: number | null;
   lease_until: number | null;
   created_at: number;
+  /** The lane of the message the record is about (0: OTP and TRANSACTIONAL, 1: MARKETING): due records go lane by lane. */
+  lane: number;
 }
 
 /** The share of one rate limit's window that the nodes together have taken. */

@@ -16,6 +16,7 @@ import type {
   ConnectorState,
   OutboundMessage,
 } from '../../src/core/ports.ts';
+import { HIGH_LANE } from '../../src/core/domain/fair-queue.ts';
 
 /** A context as the core gives it, kept in memory: records with due times, events and health as they come. */
 export class HarnessContext implements ConnectorContext {
@@ -114,6 +115,7 @@ export function outbound(recipient: string, over: Partial<OutboundMessage> = {})
     validityUntil: Date.now() + 60_000,
     registeredDelivery: 1,
     attempt: 1,
+    lane: HIGH_LANE,
     ...over,
   };
 }

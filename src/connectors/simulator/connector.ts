@@ -116,7 +116,7 @@ export class Simulator implements Connector {
       const before = seen.get(key);
       const prior = before?.data as Submission | undefined;
       if (prior?.accepted) {
-        puts.push({ key, data: { ...prior, duplicates: prior.duplicates + 1 }, dueAt: before!.dueAt });
+        puts.push({ key, data: { ...prior, duplicates: prior.duplicates + 1 }, dueAt: before!.dueAt, lane: m.lane });
         results.push({ ok: true, upstreamId: prior.upstreamId });
         continue;
       }
@@ -134,6 +134,7 @@ export class Simulator implements Connector {
         key,
         data: { ...base, accepted: true, next: receipt ? 'RECEIPT' : null, ...(receipt ?? {}) },
         dueAt: receipt ? now + this.settings.receiptLatencyMs : null,
+        lane: m.lane,
       });
       results.push({ ok: true, upstreamId });
     }
@@ -189,7 +190,7 @@ export class Simulator implements Connector {
         events.push({ kind: 'receipt', connector: this.name, messageId, upstreamId: s.upstreamId, status: s.status, detail: s.detail ?? null, at: now });
         if (s.status === 'DELIVERED' && s.text !== undefined) received.push(handsetRecord(s.recipient, { text: s.text, type: s.type, messageId }, now));
         if (s.type === 'RCS' && s.status === 'DELIVERED' && !simulatedNeverReads(s.recipient)) {
-          later.push({ key: r.key, data: { ...s, next: 'READ' }, dueAt: now + this.settings.readDelayMs });
+          later.push({ key: r.key, data: { ...s, next: 'READ' }, dueAt: now + this.settings.readDelayMs, lane: r.lane });
         }
       } else if (s.next === 'READ') {
         events.push({ kind: 'receipt', connector: this.name, messageId, upstreamId: s.upstreamId, status: 'READ', at: now });

@@ -169,7 +169,7 @@ export class SmsmodeHttpConnector implements Connector {
       const r = results[i]!;
       if (!r.ok) return;
       const data: Pending = { type: m.type, polls: 0, until: m.validityUntil ?? now + 48 * 3_600_000 };
-      pending.push({ key: r.upstreamId, data: data as unknown as Record<string, unknown>, dueAt: now + this.settings.pollAfterMs });
+      pending.push({ key: r.upstreamId, data: data as unknown as Record<string, unknown>, dueAt: now + this.settings.pollAfterMs, lane: m.lane });
     });
     await ctx.records.put(pending);
     return results;
@@ -266,7 +266,7 @@ export class SmsmodeHttpConnector implements Connector {
           return;
         }
         const next = now + Math.min(MAX_POLL_INTERVAL_MS, this.settings.pollAfterMs * 2 ** (p.polls + 1));
-        if (next <= p.until) later.push({ key: r.key, data: { ...p, polls: p.polls + 1 }, dueAt: next });
+        if (next <= p.until) later.push({ key: r.key, data: { ...p, polls: p.polls + 1 }, dueAt: next, lane: r.lane });
       }),
     );
     if (events.length > 0) await ctx.emit(events);

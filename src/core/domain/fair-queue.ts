@@ -10,6 +10,11 @@ export type Lane = 0 | 1;
 export const HIGH_LANE: Lane = 0;
 export const LOW_LANE: Lane = 1;
 
+/** A lane as stored (an integer column). */
+export function toLane(value: number): Lane {
+  return value === LOW_LANE ? LOW_LANE : HIGH_LANE;
+}
+
 /** The lane of a channel's messages. */
 export function laneOf(flow: string): Lane {
   return flow === 'MARKETING' ? LOW_LANE : HIGH_LANE;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve } from '../domain/fair-queue.ts';
+import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve, toLane } from '../domain/fair-queue.ts';
 import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
 import { type Connector, fenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
@@ -145,7 +145,7 @@ export class Dispatch {
       if (held.size < claimed.length) this.opts.onFenced?.('before', claimed.length - held.size);
       if (held.size === 0) return;
       pass = await this.prepare(claimed.filter((c) => held.has(c.message_id)), now, known);
-      outcomes = await this.submitAll(pass.due, hold);
+      outcomes = await this.submitAll(pass.due, pass.claims, hold);
     } finally {
       await hold.end();
     }
@@ -263,7 +263,7 @@ export class Dispatch {
    * next one, until one takes it or none is left. A message with no route at all is refused (NOT_ROUTABLE); one whose
    * route has no connector up waits.
    */
-  private async submitAll(due: MessageRow[], fence: SubmitFence): Promise<Map<string, Outcome>> {
+  private async submitAll(due: MessageRow[], claims: Map<string, DispatchClaim>, fence: SubmitFence): Promise<Map<string, Outcome>> {
     const outcomes = new Map<string, Outcome>();
     const plans = new Map<string, { choice: RouteChoice }>();
     for (const m of due) {
@@ -313,7 +313,7 @@ export class Dispatch {
           if (list.length === 0) return;
           let out: SubmitResult[];
           try {
-            out = await connector.submit(list.map(toOutbound), fence);
+            out = await connector.submit(list.map((m) => toOutbound(m, toLane(claims.get(m.id)?.lane ?? HIGH_LANE))), fence);
           } catch (err) {
             this.logger.warn({ err, connector: connector.name }, 'connector submit failed');
             out = list.map(() => ({ ok: false as const, temporary: true, code: 'CONNECTOR_ERROR', reason: (err as Error).message }));
@@ -333,7 +333,7 @@ export class Dispatch {
   }
 }
 
-export function toOutbound(m: MessageRow): OutboundMessage {
+export function toOutbound(m: MessageRow, lane: Lane): OutboundMessage {
   return {
     id: m.id,
     type: m.type,
@@ -345,5 +345,6 @@ export function toOutbound(m: MessageRow): OutboundMessage {
     validityUntil: m.validity_until,
     registeredDelivery: m.registered_delivery,
     attempt: m.attempts + 1,
+    lane,
   };
 }

@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { HIGH_LANE, type Lane, toLane } from '../domain/fair-queue.ts';
 import type { RouteMatch, RouteRule, WeightedConnector } from '../domain/routing.ts';
 import type {
   CarrierEvent,
@@ -60,7 +62,7 @@ export interface DueRecord {
 }
 
 function toRecord(r: ConnectorRecordRow): ConnectorRecord {
-  return { key: r.key, data: JSON.parse(r.data) as Record<string, unknown>, dueAt: r.due_at === null ? null : Number(r.due_at) };
+  return { key: r.key, data: JSON.parse(r.data) as Record<string, unknown>, dueAt: r.due_at === null ? null : Number(r.due_at), lane: toLane(r.lane) };
 }
 
 /**
@@ -77,6 +79,8 @@ export interface ConnectorServiceOptions {
 
 export class ConnectorService {
   readonly records: LeasedQueue<ConnectorRecordRow>;
+  /** Told, on this node, the lanes records were just written due in: this node's timers take them. */
+  private recordsDue: (lanes: ReadonlySet<Lane>) => void = () => undefined;
 
   constructor(
     private readonly store: Store,
@@ -114,6 +118,14 @@ export class ConnectorService {
     };
   }
 
+  /**
+   * Records written on this node with a due time are handed over by this node's timers, in their lane (other nodes
+   * are not told: the writer is awake and has them at hand; the safety poll finds what a stopped node left).
+   */
+  onRecordsDue(listener: (lanes: ReadonlySet<Lane>) => void): void {
+    this.recordsDue = listener;
+  }
+
   /** Called when connectors or routes were changed (on this node or, on PostgreSQL, another one). */
   onChange(listener: () => void): () => void {
     return this.store.signals.on('config', listener);
@@ -144,9 +156,10 @@ export class ConnectorService {
           const now = Date.now();
           await upsertRecords(
             store.db,
-            records.map((r) => ({ connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: null, created_at: now })),
+            records.map((r) => ({ connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: null, created_at: now, lane: r.lane ?? HIGH_LANE })),
           );
-          if (records.some((r) => r.dueAt !== null)) await this.records.wake(store.db);
+          const lanes = new Set(records.filter((r) => r.dueAt !== null).map((r) => r.lane ?? HIGH_LANE));
+          if (lanes.size > 0) this.recordsDue(lanes);
         },
         async list(prefix, limit) {
           return (await listRecordsByPrefix(store.db, store.dialect, name, prefix, limit)).map(toRecord);
@@ -163,10 +176,12 @@ export class ConnectorService {
     return pruneSettledRecords(this.store.db, now - keepMs);
   }
 
-  /** Records of every connector that fell due, reserved for `leaseMs` to this node, and when the next one falls due. */
-  async claimDue(now: number, limit: number, leaseMs: number): Promise<{ due: DueRecord[]; nextDue: number | null }> {
-    const { rows, nextDue } = await this.records.claimWithNextDue({ now, limit, leaseMs });
-    return { due: rows.map((r) => ({ connector: r.connector, record: toRecord(r) })), nextDue };
+  /** Records of every connector that fell due in `lane`, reserved for `leaseMs` to this node, and when the lane's next one falls due. */
+  async claimDue(now: number, limit: number, leaseMs: number, lane: Lane): Promise<{ due: DueRecord[]; nextDue: number | null }> {
+    const { rows, nextDue } = await this.records.claimWithNextDue({ now, limit, leaseMs, where: sql`lane = ${lane}` });
+    // A claim answers its rows in no particular order: oldest first, as they fell due.
+    const due = rows.map((r) => ({ connector: r.connector, record: toRecord(r) })).sort((a, b) => (a.record.dueAt ?? 0) - (b.record.dueAt ?? 0));
+    return { due, nextDue };
   }
 
   /** After a connector dealt with its due records: the ones it returned keep their new due time, the rest none. */

@@ -21,6 +21,7 @@ import * as smppBinds from './025-smpp-binds.ts';
 import * as smppConcatParts from './026-smpp-concat-parts.ts';
 import * as rcsConversationLatest from './027-rcs-conversation-latest.ts';
 import * as rollupShards from './028-rollup-shards.ts';
+import * as connectorRecordLanes from './029-connector-record-lanes.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '026-smpp-concat-parts': smppConcatParts,
   '027-rcs-conversation-latest': rcsConversationLatest,
   '028-rollup-shards': rollupShards,
+  '029-connector-record-lanes': connectorRecordLanes,
 };

@@ -12,7 +12,7 @@ forEachDialect('connector records', (dialect) => {
   test('those settled past any validity are pruned; those still due, leased or young stay', async () => {
     const now = Date.now();
     const old = now - 32 * 86_400_000;
-    const row = (key: string, created_at: number, due_at: number | null = null, lease_until: number | null = null) => ({ connector: 'prune-test', key, data: '{}', due_at, lease_until, created_at });
+    const row = (key: string, created_at: number, due_at: number | null = null, lease_until: number | null = null) => ({ connector: 'prune-test', key, data: '{}', due_at, lease_until, created_at, lane: 0 });
     await server.app.store.db
       .insertInto('connector_records')
       .values([row('old-settled', old), row('old-due', old, now + 60_000), row('old-leased', old, null, now + 60_000), row('young', now - 86_400_000)])
