@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { fenceMargin } from '../core/domain/leases.ts';
 import { type DispatchHandoff, handedClaims } from '../core/messaging/handoff.ts';
@@ -8,6 +9,8 @@ import { Loop } from './loop.ts';
 
 /** Handed messages waiting in memory beyond which new accepts are queued for claims instead. */
 const MAX_HANDED = 5_000;
+/** Handed batches that waited are sent together up to this many messages (a claim takes fewer: see Dispatch). */
+const MAX_HANDED_PASS = 500;
 
 /**
  * The dispatcher, two loops side by side. One sends the high-lane messages this node accepted, handed to it in
@@ -109,7 +112,7 @@ export class Dispatcher implements DispatchHandoff {
       const batches = this.handed.splice(0, 1);
       if (batches.length === 0) break;
       let size = batches[0]!.rows.length;
-      while (this.handed.length > 0 && size + this.handed[0]!.rows.length <= this.dispatch.batchSize) {
+      while (this.handed.length > 0 && size + this.handed[0]!.rows.length <= MAX_HANDED_PASS) {
         const next = this.handed.shift()!;
         batches.push(next);
         size += next.rows.length;
@@ -133,6 +136,9 @@ export class Dispatcher implements DispatchHandoff {
     for (;;) {
       const n = await this.dispatch.pass(Date.now());
       if (n < this.dispatch.batchSize || this.claimLoop.isStopped) break;
+      // A backlog goes a batch per turn of the event loop: requests, handed messages and receipts waiting meanwhile
+      // are seen to in between.
+      await nextTurn();
     }
     return this.dispatch.nextDue(Date.now());
   }

@@ -11,11 +11,18 @@ import { ClaimHold } from './claim-hold.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
 
+/**
+ * Messages a claim takes at most. A pass over them runs on the thread that answers requests, so it is kept to a few
+ * milliseconds: a campaign's backlog goes by many short passes, with OTPs and requests seen to in between.
+ */
+const DEFAULT_BATCH = 100;
+
 /** How soon a message whose connector runs only on other nodes is offered again. */
 const ELSEWHERE_RETRY_MS = 1_000;
 
 export interface DispatchOptions {
   nodeId: string;
+  /** Messages a claim takes at most (100). */
   batchSize?: number;
   leaseMs?: number;
   retryBaseMs?: number;
@@ -79,7 +86,7 @@ export class Dispatch {
     private readonly logger: DispatchLogger,
     private readonly opts: DispatchOptions,
   ) {
-    this.batchSize = opts.batchSize ?? 500;
+    this.batchSize = opts.batchSize ?? DEFAULT_BATCH;
     this.leaseMs = opts.leaseMs ?? 60_000;
     this.queue = new LeasedQueue<DispatchClaim>(store, DISPATCH_QUEUE);
   }
