@@ -1,0 +1,43 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+
+export interface CheckpointerOptions {
+  /** Between two checkpoints while the log grows. */
+  busyMs?: number;
+  /** Between two looks while it does not. */
+  idleMs?: number;
+  /** Told when a checkpoint failed (the writer's own checkpoints still bound the log). */
+  onError?: (message: string) => void;
+}
+
+/**
+ * Copies SQLite's write-ahead log back into the database from a thread of its own, so the thread that serves requests
+ * seldom does: a checkpoint run by a commit (SQLite's automatic one) copies every page written since the last one and
+ * syncs the file, a stall of tens to hundreds of milliseconds that every request waiting meanwhile shares. Here the
+ * log is copied a little at a time beside the writer; the writer's own checkpoint, left on at a lower threshold, then
+ * finds almost nothing to copy and lets the log start over from the beginning.
+ */
+export class SqliteCheckpointer {
+  private readonly worker: Worker;
+  private readonly exited: Promise<unknown>;
+
+  constructor(file: string, options: CheckpointerOptions = {}) {
+    this.worker = new Worker(new URL('./sqlite-checkpoints.worker.mjs', import.meta.url), {
+      workerData: { file, busyMs: options.busyMs ?? 50, idleMs: options.idleMs ?? 1_000 },
+    });
+    this.worker.unref();
+    this.worker.on('message', (m: { error?: string }) => {
+      if (m.error) options.onError?.(m.error);
+    });
+    // A checkpointer that failed to start (the file went away) leaves the writer's own checkpoints to do the work.
+    this.worker.on('error', (err) => options.onError?.(err.message));
+    this.exited = once(this.worker, 'exit').catch(() => undefined);
+  }
+
+  async stop(): Promise<void> {
+    // Kept out of the process's reasons to live while it runs; waited for while it stops.
+    this.worker.ref();
+    this.worker.postMessage('stop');
+    await this.exited;
+  }
+}
