@@ -7,7 +7,7 @@ import type SQLite from 'better-sqlite3';
  * file name stands for the process id (benchmarks start several servers).
  */
 const target = process.env.TERN_SQL_PROFILE?.replace('%p', String(process.pid));
-const spent = new Map<string, { calls: number; ms: number }>();
+const spent = new Map<string, { calls: number; ms: number; max?: number; slow?: number }>();
 
 if (target) {
   process.on('exit', () => {
@@ -16,7 +16,7 @@ if (target) {
     const calls = rows.reduce((sum, [, v]) => sum + v.calls, 0);
     const lines = rows
       .slice(0, 40)
-      .map(([source, v]) => `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs  ${source.replace(/\s+/g, ' ').slice(0, 240)}`);
+      .map(([source, v]) => `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs max ${(v.max ?? 0).toFixed(1)} slow ${v.slow ?? 0} ${source.replace(/\s+/g, ' ').slice(0, 240)}`);
     writeFileSync(target, [`${calls} statements, ${total.toFixed(0)} ms`, ...lines, ''].join('\n'));
   });
 }
@@ -31,7 +31,10 @@ export function profiledStatement(source: string, stmt: SQLite.Statement): SQLit
     } finally {
       const entry = spent.get(source) ?? { calls: 0, ms: 0 };
       entry.calls++;
-      entry.ms += performance.now() - started;
+      const took = performance.now() - started;
+      entry.ms += took;
+      entry.max = Math.max(entry.max ?? 0, took);
+      if (took > 5) entry.slow = (entry.slow ?? 0) + 1;
       spent.set(source, entry);
     }
   };
