@@ -1,9 +1,10 @@
 /**
  * `npm run bench voice`: text-to-speech with the built-in engine — synthesis time per 100 characters (in this process,
  * one worker thread) — and what a burst of voice sends does to SMS sends: the latency of `POST /sms/v1/messages`
- * alone, then while `BENCH_VOICE_BURST` (50) voice messages are sent at once.
+ * alone, then while `BENCH_VOICE_BURST` (50) voice messages are sent at once by another client (target: p99 ≤ 2 × alone).
  * Sizes: BENCH_VOICE_RENDERS (40 renderings), BENCH_VOICE_SMS (300 SMS per measure).
  */
+import { Worker } from 'node:worker_threads';
 import { WasmEspeakTts } from '../src/speech/wasm.ts';
 import { api, BENCH_ADMIN_KEY, benchTenant, progress, type Row, startBenchServer } from './support.ts';
 
@@ -76,25 +77,20 @@ async function smsUnderVoiceBurst(): Promise<Row[]> {
     const t = await benchTenant(server.url);
     const channel = await api(server.url, 'POST', `/admin/v1/organisations/${t.organisationId}/channels`, BENCH_ADMIN_KEY, { name: 'Bench voice', type: 'VOICE', flow: 'TRANSACTIONAL' });
     const voiceKey = (await api(server.url, 'POST', `/admin/v1/channels/${channel.channelId}/credentials`, BENCH_ADMIN_KEY, { name: 'bench', roles: ['ADMIN'] })).value as string;
-    const voice = (i: number) =>
-      fetch(`${server.url}/voice/v1/messages`, {
-        method: 'POST',
-        headers: { 'x-api-key': voiceKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ recipient: { to: `33699${String(i).padStart(6, '0')}5` }, body: { text: TEXTS[i % TEXTS.length] } }),
-      }).then(async (r) => {
-        await r.arrayBuffer();
-        if (r.status !== 201) throw new Error(`voice send answered ${r.status}`);
-      });
-    await voice(0); // the engine is loaded
-    await smsLatencies(server.url, t.key, Math.min(50, SMS), 1); // warm-up
-    progress('SMS sends alone');
-    const alone = await smsLatencies(server.url, t.key, SMS, 2);
-    progress(`SMS sends during a burst of ${BURST} voice sends`);
-    const burstStarted = performance.now();
-    let burstMs = 0;
-    const burst = Promise.all(Array.from({ length: BURST }, (_, i) => voice(i + 1))).then(() => (burstMs = performance.now() - burstStarted));
-    const during = await smsLatencies(server.url, t.key, SMS, 3);
-    await burst;
+    // The voice sends come from another client, in a thread of its own: 50 requests started at once keep a client's
+    // event loop busy for tens of milliseconds, which would otherwise be counted in the SMS latencies measured here.
+    const voices = new VoiceClient(server.url, voiceKey);
+    try {
+      await voices.send(0, 1); // the engine is loaded
+      await smsLatencies(server.url, t.key, Math.min(50, SMS), 1); // warm-up
+      progress('SMS sends alone');
+      const alone = await smsLatencies(server.url, t.key, SMS, 2);
+      progress(`SMS sends during a burst of ${BURST} voice sends`);
+      const burstStarted = performance.now();
+      let burstMs = 0;
+      const burst = voices.send(1, BURST).then(() => (burstMs = performance.now() - burstStarted));
+      const during = await smsLatencies(server.url, t.key, SMS, 3);
+      await burst;
     const row = (what: string, l: number[], note: string): Row => ({
       case: what,
       'req/s': '-',
@@ -103,16 +99,56 @@ async function smsUnderVoiceBurst(): Promise<Row[]> {
       'RSS MB': '-',
       note,
     });
-    return [
-      row(`POST /sms/v1/messages alone, ${SMS_CONCURRENCY} clients`, alone, `${SMS} sends`),
-      row(
-        `the same during ${BURST} voice sends at once`,
-        during,
-        `p50 ${(percentile(during, 50) / percentile(alone, 50)).toFixed(2)}×, p99 ${(percentile(during, 99) / percentile(alone, 99)).toFixed(2)}× alone; the voice burst took ${(burstMs / 1000).toFixed(1)} s`,
-      ),
-    ];
+      const ratio = percentile(during, 99) / percentile(alone, 99);
+      return [
+        row(`POST /sms/v1/messages alone, ${SMS_CONCURRENCY} clients`, alone, `${SMS} sends`),
+        row(
+          `the same during ${BURST} voice sends at once`,
+          during,
+          `p50 ${(percentile(during, 50) / percentile(alone, 50)).toFixed(2)}×, p99 ${ratio.toFixed(2)}× alone (target ≤ 2: ${ratio <= 2 ? 'met' : 'not met'}); the voice burst took ${(burstMs / 1000).toFixed(1)} s`,
+        ),
+      ];
+    } finally {
+      await voices.close();
+    }
   } finally {
     await server.stop();
+  }
+}
+
+/** A client of the voice API in a worker thread: sends voice messages, `count` at once, and says when all are answered. */
+class VoiceClient {
+  private readonly worker: Worker;
+
+  constructor(url: string, key: string) {
+    const code = `
+      const { parentPort, workerData: { url, key, texts } } = require('node:worker_threads');
+      const send = (i) => fetch(url + '/voice/v1/messages', {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ recipient: { to: '33699' + String(i).padStart(6, '0') + '5' }, body: { text: texts[i % texts.length] } }),
+      }).then(async (r) => {
+        await r.arrayBuffer();
+        if (r.status !== 201) throw new Error('voice send answered ' + r.status);
+      });
+      parentPort.on('message', ({ from, count }) => {
+        Promise.all(Array.from({ length: count }, (_, i) => send(from + i))).then(
+          () => parentPort.postMessage({ ok: true }),
+          (err) => parentPort.postMessage({ ok: false, error: err.message }),
+        );
+      });`;
+    this.worker = new Worker(code, { eval: true, workerData: { url, key, texts: TEXTS } });
+  }
+
+  send(from: number, count: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.worker.once('message', (m: { ok: boolean; error?: string }) => (m.ok ? resolve() : reject(new Error(m.error))));
+      this.worker.postMessage({ from, count });
+    });
+  }
+
+  close(): Promise<number> {
+    return this.worker.terminate();
   }
 }
 
