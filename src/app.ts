@@ -30,6 +30,7 @@ import { SmppBinds } from './core/smpp/binds.ts';
 import { SmppConcatParts } from './core/smpp/concat-parts.ts';
 import { SmppOutbox } from './core/smpp/outbox.ts';
 import { AccessControl } from './core/tenancy/access.ts';
+import { TenantAdmission } from './core/tenancy/admission.ts';
 import { AuthService } from './core/tenancy/auth.ts';
 import { BlacklistService } from './core/tenancy/blacklist.ts';
 import { type AdminKeyResult, type DemoResult, ensureAdminKey, ensureDemo } from './core/tenancy/bootstrap.ts';
@@ -214,6 +215,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     tenancy,
     auth,
     access,
+    admission: new TenantAdmission(config.organisationConcurrency, undefined, () => metrics.turnsWaited.inc()),
     smppCredentials,
     subAccounts: new SubAccountService(store, tenancy, smppCredentials, funds, box),
     contacts: new ContactService(store),

@@ -66,6 +66,8 @@ export interface TernConfig {
   trafficLimits: TrafficLimits;
   /** Failed authentications a client address may make in a minute before it is locked out. */
   authFailuresPerMinute: number;
+  /** Requests of one organisation a node answers at once while other organisations have some (0: no limit). */
+  organisationConcurrency: number;
   /** Take the client address from X-Forwarded-For (only behind a proxy that sets it: otherwise clients choose it). */
   trustProxy: boolean;
   /** One-time passwords: the cooldown between sends of a pending code, sends to a number an hour, the same code sent again. */
@@ -122,6 +124,7 @@ const SETTINGS = {
   TERN_AUDIO_RETENTION_DAYS: 'audioRetentionDays',
   TERN_RATE_LIMITS: 'rateLimits',
   TERN_AUTH_FAILURES_PER_MINUTE: 'authFailuresPerMinute',
+  TERN_ORGANISATION_CONCURRENCY: 'organisationConcurrency',
   TERN_TRUST_PROXY: 'trustProxy',
   TERN_OTP_COOLDOWN_SECONDS: 'otpCooldownSeconds',
   TERN_OTP_SENDS_PER_HOUR: 'otpSendsPerHour',
@@ -317,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     sqliteSynchronous,
     trafficLimits,
     authFailuresPerMinute: int('TERN_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000)!,
+    organisationConcurrency: int('TERN_ORGANISATION_CONCURRENCY', 8, 0, 100_000)!,
     trustProxy: bool('TERN_TRUST_PROXY', false),
     otp: {
       cooldownSeconds: int('TERN_OTP_COOLDOWN_SECONDS', 30, 0, 3_600)!,

@@ -109,6 +109,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly turnsWaited = new Counter({
+    name: 'tern_requests_waited_turn_total',
+    help: 'Requests that waited for their organisation’s turn on this node (TERN_ORGANISATION_CONCURRENCY) while other organisations had requests in progress',
+    registers: [this.registry],
+  });
+
   readonly otpSent = new Counter({
     name: 'tern_otp_sent_total',
     help: 'One-time password codes sent (first sends, resends and voice fallbacks), by channel',

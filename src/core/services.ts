@@ -1,4 +1,5 @@
 import type { AccessControl } from './tenancy/access.ts';
+import type { TenantAdmission } from './tenancy/admission.ts';
 import type { TernConfig } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ConsumptionService } from './billing/consumption.ts';
@@ -40,6 +41,8 @@ export interface Services {
   auth: AuthService;
   /** Who may come in, and how fast: authentication with lockouts, and traffic limits. */
   access: AccessControl;
+  /** Turns between organisations for the requests this node answers. */
+  admission: TenantAdmission;
   smppCredentials: SmppCredentialService;
   /** Sub-accounts with a login and password (the legacy interface's). */
   subAccounts: SubAccountService;

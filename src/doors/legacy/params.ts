@@ -12,8 +12,14 @@ import { boundaryOf, parseMultipart } from './multipart.ts';
 /** The client's address, carried beside the parameters (a symbol: no parameter can be named so). */
 export const CLIENT_ADDRESS: unique symbol = Symbol('client address');
 
+/** Waits for the organisation's turn to answer the call (see TenantAdmission), once it is known who calls. */
+export const TAKE_TURN: unique symbol = Symbol('take turn');
+
 /** The parameters of a legacy call: query string and form fields, merged. */
-export type LegacyParams = Record<string, string | undefined> & { [CLIENT_ADDRESS]?: string };
+export type LegacyParams = Record<string, string | undefined> & {
+  [CLIENT_ADDRESS]?: string;
+  [TAKE_TURN]?: (organisationId: string) => Promise<void>;
+};
 
 export const LEGACY_REF_CLIENT_MAX = 40;
 export const LEGACY_MAX_GET_RECIPIENTS = 300;

@@ -5,8 +5,8 @@ import { CoreError, RateLimitedError } from '../../core/errors.ts';
 import { LegacyAccounts } from './accounts.ts';
 import { type LegacyFailure, legacyCredit, legacyFailureOf, legacyLine, type LegacyOperationKind } from './errors.ts';
 import { LegacyHistory } from './history.ts';
-import { FILE_FIELD, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers } from './params.ts';
-import type { LegacyParams } from './params.ts';
+import { FILE_FIELD, type LegacyParams, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers, TAKE_TURN } from './params.ts';
+import { takeTurn } from '../rest/turns.ts';
 import { LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -171,7 +171,9 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
       const schema = Type.Object(fields as never, { additionalProperties: true });
       const handler = async (req: FastifyRequest, reply: FastifyReply) => {
         try {
-          const answer = await run(legacyParamsOf(req), req.method === 'POST' ? 'POST' : 'GET');
+          const params = legacyParamsOf(req);
+          params[TAKE_TURN] = (organisationId) => takeTurn(services, req, organisationId);
+          const answer = await run(params, req.method === 'POST' ? 'POST' : 'GET');
           return reply.code(answer.status ?? 200).type(TEXT).send(answer.text);
         } catch (err) {
           const failure = failureOf(err, options.kind);

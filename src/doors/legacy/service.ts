@@ -20,7 +20,7 @@ import type { SubAccountService } from '../../core/tenancy/sub-accounts.ts';
 import { parseBatchFile } from './csv.ts';
 import { legacyDetail } from './errors.ts';
 import { smsOptionsOf, stopFor } from './sms-options.ts';
-import { CLIENT_ADDRESS, LEGACY_DEFAULT_MAX_PARTS, LEGACY_MAX_GET_RECIPIENTS, LEGACY_MAX_POST_RECIPIENTS, LEGACY_REF_CLIENT_MAX, type LegacyParams, param } from './params.ts';
+import { CLIENT_ADDRESS, TAKE_TURN, LEGACY_DEFAULT_MAX_PARTS, LEGACY_MAX_GET_RECIPIENTS, LEGACY_MAX_POST_RECIPIENTS, LEGACY_REF_CLIENT_MAX, type LegacyParams, param } from './params.ts';
 
 export interface LegacySendResult {
   /** 0 when accepted; 33 when every message was refused for want of credit (or a consumption limit). */
@@ -84,6 +84,7 @@ export class LegacyService {
     if (!rolesAllow(principal.credential.roles, permission)) {
       fail('FORBIDDEN_ROLE', `${by}: a key with roles ${principal.credential.roles.join(', ')} may not do this`);
     }
+    await params[TAKE_TURN]?.(principal.channel.organisationId);
     return principal;
   }
 

@@ -3,6 +3,7 @@ import { type ChannelType, type Permission, rolesAllow } from '../../core/domain
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { Services } from '../../core/services.ts';
 import { fail, type Quota } from '../../core/errors.ts';
+import { takeTurn } from './turns.ts';
 
 function apiKeyOf(req: FastifyRequest): string | undefined {
   const v = req.headers['x-api-key'];
@@ -11,7 +12,7 @@ function apiKeyOf(req: FastifyRequest): string | undefined {
 
 /**
  * Authenticates the request's X-Api-Key and checks it may do `permission`; on a channel API (`channelType`), the
- * key's channel must be of that type (403.005 otherwise).
+ * key's channel must be of that type (403.005 otherwise). Then waits for its organisation's turn (TenantAdmission).
  */
 export async function authorize(
   services: Services,
@@ -30,6 +31,7 @@ export async function authorize(
   if (!rolesAllow(principal.credential.roles, permission)) {
     fail('FORBIDDEN_ROLE', `roles ${principal.credential.roles.join(', ')} may not perform ${permission}`);
   }
+  await takeTurn(services, req, principal.channel.organisationId);
   return principal;
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Services } from '../../core/services.ts';
 import { RateLimitedError, type Quota } from '../../core/errors.ts';
 import { quotaOf } from './access.ts';
+import { watchTurn } from './turns.ts';
 import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { adminConnectorRoutes } from './routes/admin-connectors.ts';
@@ -87,6 +88,8 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
   app.setNotFoundHandler((req, reply) =>
     reply.code(404).send(errorPayload('ROUTE_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
   );
+
+  app.addHook('onRequest', async (req, reply) => watchTurn(req, reply.raw));
 
   app.addHook('onSend', async (req, reply) => {
     const quota = quotaOf(req);
