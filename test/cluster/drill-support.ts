@@ -1,0 +1,102 @@
+// What the cluster drills share: several real Tern processes on one PostgreSQL database, a load spread over them,
+// and what the operator and the webhook receiver saw once everything settled.
+import { openStore, type Store } from '../../src/store/db.ts';
+import { freePort, startTernProcess, type TernProcess } from '../support/process.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { freshDatabase, request } from '../support/server.ts';
+import { eventually } from '../support/wait.ts';
+
+export const skip = process.env.TERN_TEST_DATABASE_URL ? false : 'PostgreSQL not available: TERN_TEST_DATABASE_URL is not set';
+
+// A short lease, and submits slow enough that a stall lands while batches are claimed and not yet sent.
+const ENV = { TERN_DISPATCH_LEASE_SECONDS: '2', TERN_SIMULATOR_SUBMIT_LATENCY_MS: '300', TERN_SIMULATOR_RECEIPT_LATENCY_MS: '100' };
+
+export interface Cluster {
+  nodes: TernProcess[];
+  reader: Store;
+  receiver: Receiver;
+  close(): Promise<void>;
+}
+
+export async function startCluster(size: number): Promise<Cluster> {
+  const database = await freshDatabase('postgres');
+  // The first node creates the schema; the others start on it together.
+  const first = await startTernProcess(database.url, await freePort(), ENV);
+  const rest = await Promise.all(Array.from({ length: size - 1 }, async () => startTernProcess(database.url, await freePort(), ENV)));
+  const nodes = [first, ...rest];
+  const reader = await openStore(database.url, 'drill-reader', { migrate: false });
+  // Answers a moment later, so attempts are on the wire when a node stalls.
+  const receiver = await startReceiver();
+  receiver.respond = (_r, res) => {
+    setTimeout(() => res.writeHead(200).end('ok'), 20);
+  };
+  return {
+    nodes,
+    reader,
+    receiver,
+    async close() {
+      await Promise.all(nodes.map((n) => n.kill()));
+      await reader.close();
+      await receiver.close();
+      await database.cleanup();
+    },
+  };
+}
+
+/** A counter of a node's /metrics, summed over the series whose labels include `labels`. */
+export async function counter(node: TernProcess, name: string, labels: string[] = []): Promise<number> {
+  const text = await (await fetch(`${node.url}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .filter((l) => labels.every((x) => l.includes(x)))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+/** Sends `total` messages spread over the live nodes, 24 at a time; answers the ids accepted (201). */
+export function sendSpread(nodes: TernProcess[], key: string, total: number): { accepted: string[]; done: Promise<unknown> } {
+  const accepted: string[] = [];
+  let next = 0;
+  const sender = async () => {
+    for (let i = next++; i < total; i = next++) {
+      const node = nodes[i % nodes.length]!;
+      const r = await request(node, 'POST', '/sms/v1/messages', { key, body: { recipient: { to: `3367${String(i).padStart(6, '0')}5` }, body: { text: `drill ${i}` } } }).catch(() => null);
+      if (r?.status === 201) accepted.push(r.body.messageId);
+    }
+  };
+  return { accepted, done: Promise.all(Array.from({ length: 24 }, sender)) };
+}
+
+/** Waits for every message and every webhook delivery to be delivered; answers what the operator and the receiver saw. */
+export async function settled(db: Store['db'], receiver: Receiver) {
+  await eventually(
+    async () => {
+      const open = await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '!=', 'DELIVERED').executeTakeFirstOrThrow();
+      const hooks = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('state', '!=', 'DELIVERED').executeTakeFirstOrThrow();
+      return Number(open.n) === 0 && Number(hooks.n) === 0 ? true : undefined;
+    },
+    60_000,
+    'every message and every webhook delivered',
+  );
+  const messages = await db.selectFrom('messages').select('id').execute();
+  // Placements are keyed by message and attempt; the simulated handsets' inboxes are kept beside them.
+  const records = await db.selectFrom('connector_records').select(['key', 'data']).where('connector', '=', 'simulator').execute();
+  const placements = records
+    .filter((r) => !r.key.startsWith('handset'))
+    .map((r) => JSON.parse(r.data) as { accepted?: boolean; duplicates?: number })
+    .filter((d) => d.accepted);
+  const delivered = await db.selectFrom('message_events').select('message_id').where('status', '=', 'DELIVERED').execute();
+  const deliveries = await db.selectFrom('webhook_deliveries').select('id').execute();
+  const arrivals = new Map<string, number>();
+  for (const r of receiver.requests) arrivals.set(String(r.headers['webhook-id']), (arrivals.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+  return {
+    stored: new Set(messages.map((m) => m.id)),
+    placements: placements.length,
+    repeated: placements.filter((d) => (d.duplicates ?? 0) > 0).length,
+    deliveredEvents: delivered.length,
+    deliveredMessages: new Set(delivered.map((e) => e.message_id)).size,
+    unreceived: deliveries.filter((d) => !arrivals.has(d.id)).length,
+    twice: [...arrivals.values()].filter((n) => n > 1).length,
+  };
+}
+

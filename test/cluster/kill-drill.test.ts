@@ -1,0 +1,34 @@
+// A cluster drill: three real Tern processes on one PostgreSQL database, one of them killed (kill -9) under load.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { type Cluster, sendSpread, settled, skip, startCluster } from './drill-support.ts';
+import { createTenant } from '../support/server.ts';
+import { sleep } from '../support/wait.ts';
+
+describe('cluster drill: a node killed [postgres]', { skip }, () => {
+  const clusters: Cluster[] = [];
+  after(async () => {
+    for (const c of clusters) await c.close();
+  });
+
+  test('3 nodes, one killed (kill -9) under load: every accepted message delivered once, every webhook received', async () => {
+    const cluster = await startCluster(3);
+    clusters.push(cluster);
+    const { nodes, reader, receiver } = cluster;
+    const t = await createTenant(nodes[1]!, { balance: 1_000, channel: { defaultCallbackUrlStatus: `${receiver.url}/status` } });
+    const total = 720;
+    const load = sendSpread(nodes, t.key, total);
+    await sleep(700);
+    await nodes[0]!.kill();
+    await load.done;
+    const seen = await settled(reader.db, receiver);
+    process.stdout.write(
+      `# 3 nodes, one killed: ${load.accepted.length} of ${total} sends accepted (the rest went to the dead node), ${seen.stored.size} stored; ` +
+        `${seen.repeated} messages and ${seen.twice} webhooks reached their peer twice (sent by the killed node, unrecorded)\n`,
+    );
+    assert.deepEqual(load.accepted.filter((id) => !seen.stored.has(id)), [], 'every accepted message stored');
+    assert.equal(seen.placements, seen.stored.size, 'one placement per stored message');
+    assert.deepEqual([seen.deliveredEvents, seen.deliveredMessages], [seen.stored.size, seen.stored.size], 'one DELIVERED event per message');
+    assert.equal(seen.unreceived, 0, 'every webhook received');
+  });
+});
