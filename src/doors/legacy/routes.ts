@@ -6,7 +6,7 @@ import { LegacyAccounts } from './accounts.ts';
 import { type LegacyFailure, legacyCredit, legacyFailureOf, legacyLine, type LegacyOperationKind } from './errors.ts';
 import { LegacyHistory } from './history.ts';
 import { FILE_FIELD, type LegacyParams, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers, TAKE_TURN } from './params.ts';
-import { takeTurn } from '../rest/turns.ts';
+import { takeTurn } from '../http-turns.ts';
 import { LegacyService } from './service.ts';
 
 const TEXT = 'text/plain; charset=utf-8';

@@ -3,7 +3,7 @@ import { type ChannelType, type Permission, rolesAllow } from '../../core/domain
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { Services } from '../../core/services.ts';
 import { fail, type Quota } from '../../core/errors.ts';
-import { takeTurn } from './turns.ts';
+import { takeTurn } from '../http-turns.ts';
 
 function apiKeyOf(req: FastifyRequest): string | undefined {
   const v = req.headers['x-api-key'];

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Services } from '../../core/services.ts';
 import { RateLimitedError, type Quota } from '../../core/errors.ts';
 import { quotaOf } from './access.ts';
-import { watchTurn } from './turns.ts';
+import { watchTurn } from '../http-turns.ts';
 import { errorPayload, toErrorReply } from './errors.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { adminConnectorRoutes } from './routes/admin-connectors.ts';

@@ -1,6 +1,7 @@
+// The turns of the HTTP doors' requests (REST and legacy HTTP, one server): see TenantAdmission.
 import type { ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../core/services.ts';
+import type { Services } from '../core/services.ts';
 
 /** A request's turn among its organisation's (TenantAdmission): ended when its response is sent or its client goes. */
 interface Turn {
