@@ -95,24 +95,33 @@ export async function renewClaims(db: Db, claimant: string, rows: Array<{ messag
 }
 
 /**
- * Puts back on the queue, due now, messages on their way that nothing owns: not final, never placed, no queue row,
- * accepted before `acceptedBefore` (a crash of an older version could leave such a message behind). Answers how many.
+ * Puts back on the queue messages that nothing owns: not final, never placed, no queue row, accepted before
+ * `acceptedBefore` (a crash of an older version could leave such a message behind) — due now when on their way, at
+ * their time when scheduled. Answers how many.
  */
 export async function requeueOrphans(db: Db, now: number, acceptedBefore: number, limit: number): Promise<number> {
-  const orphans = await db
-    .selectFrom('messages as m')
-    .select('m.id')
-    .where('m.status', 'in', [sql.lit('SCHEDULED'), sql.lit('ENROUTE')])
-    .where('m.direction', '=', 'MT')
-    .where('m.upstream_id', 'is', null)
-    .where('m.accepted_at', '<', acceptedBefore)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('dispatch_queue as q').select('q.message_id').whereRef('q.message_id', '=', 'm.id'))))
-    .limit(limit)
-    .execute();
+  // A status at a time, each a literal: the partial index of that status (scheduled, on their way) is read, not every
+  // message stored.
+  const orphansIn = (status: 'SCHEDULED' | 'ENROUTE', max: number) =>
+    db
+      .selectFrom('messages as m')
+      .select(['m.id', 'm.send_at'])
+      .where('m.status', '=', sql.lit(status))
+      .where('m.direction', '=', 'MT')
+      .where('m.upstream_id', 'is', null)
+      .where('m.accepted_at', '<', acceptedBefore)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('dispatch_queue as q').select('q.message_id').whereRef('q.message_id', '=', 'm.id'))))
+      .limit(max)
+      .execute();
+  // One on its way goes now; a scheduled one at its time.
+  const orphans = (await orphansIn('ENROUTE', limit)).map((o) => ({ id: o.id, due: now }));
+  if (orphans.length < limit) {
+    for (const o of await orphansIn('SCHEDULED', limit - orphans.length)) orphans.push({ id: o.id, due: Math.max(now, Number(o.send_at)) });
+  }
   if (orphans.length === 0) return 0;
   await db
     .insertInto('dispatch_queue')
-    .values(orphans.map((o) => ({ message_id: o.id, due_at: now, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null, lane: 0, rank: now })))
+    .values(orphans.map((o) => ({ message_id: o.id, due_at: o.due, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null, lane: 0, rank: o.due })))
     .onConflict((oc) => oc.column('message_id').doNothing())
     .execute();
   return orphans.length;

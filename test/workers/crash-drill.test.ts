@@ -100,4 +100,21 @@ forEachDialect('messages nothing owns', (dialect) => {
     }, 15_000, 'final');
     assert.deepEqual([done.status, done.status_detail, Number(done.charged)], ['UNDELIVERABLE', 'REJECTED', 0]);
   });
+
+  test('a scheduled message with no queue row is put back on the queue for its time, not sent before it', async () => {
+    const t = await createTenant(server, { balance: 10 });
+    const r = await request(server, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: '33670000015' }, body: { text: 'later' }, sentDate: new Date(Date.now() + 3_600_000).toISOString() } });
+    assert.equal(r.status, 201, r.text);
+    const id = r.body.messageId as string;
+    const db = server.app.store.db;
+    await db.updateTable('messages').set({ accepted_at: Date.now() - 600_000 }).where('id', '=', id).execute();
+    await db.deleteFrom('dispatch_queue').where('message_id', '=', id).execute();
+    const expiry = new Expiry(server.app.store, server.app.services.messaging, {});
+    assert.equal(await expiry.rescue(Date.now()), 1);
+    const queued = await db.selectFrom('dispatch_queue').select('due_at').where('message_id', '=', id).executeTakeFirstOrThrow();
+    const m = await db.selectFrom('messages').select(['status', 'send_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(Number(queued.due_at), Number(m.send_at), 'queued for its time');
+    assert.ok(Number(m.send_at) > Date.now() + 3_000_000);
+    assert.equal(m.status, 'SCHEDULED');
+  });
 });

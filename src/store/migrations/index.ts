@@ -22,6 +22,7 @@ import * as smppConcatParts from './026-smpp-concat-parts.ts';
 import * as rcsConversationLatest from './027-rcs-conversation-latest.ts';
 import * as rollupShards from './028-rollup-shards.ts';
 import * as connectorRecordLanes from './029-connector-record-lanes.ts';
+import * as scheduledMessages from './030-scheduled-messages.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '027-rcs-conversation-latest': rcsConversationLatest,
   '028-rollup-shards': rollupShards,
   '029-connector-record-lanes': connectorRecordLanes,
+  '030-scheduled-messages': scheduledMessages,
 };
