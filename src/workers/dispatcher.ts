@@ -11,15 +11,10 @@ import { Loop } from './loop.ts';
 const MAX_HANDED = 5_000;
 /** Handed batches that waited are sent together up to this many messages (a claim takes fewer: see Dispatch). */
 const MAX_HANDED_PASS = 500;
-/**
- * Passes over handed messages under way at once: a batch handed while another is being sent (waiting for an operator's
- * answers, or its statements stretched out by the node's other work) goes at once instead of after it.
- */
-const HANDED_PASSES = 2;
 
 /**
- * The dispatcher, loops side by side. Two send the high-lane messages this node accepted, handed to it in memory, as
- * soon as they are committed. Another claims from the queue whenever messages may be due there — when
+ * The dispatcher, two loops side by side. One sends the high-lane messages this node accepted, handed to it in
+ * memory, as soon as they are committed. The other claims from the queue whenever messages may be due there — when
  * accepts or retries are committed (here, or on another node with PostgreSQL), when the earliest queued message
  * falls due, and when woken by the node's safety poll (messages due that no one holds: a lost wake-up, or a node
  * that stopped). An OTP handed over never waits for a campaign's batch being sent.
@@ -27,7 +22,7 @@ const HANDED_PASSES = 2;
 export class Dispatcher implements DispatchHandoff {
   private readonly handed: Array<{ claim: Claim; rows: MessageRow[] }> = [];
   private handedCount = 0;
-  private readonly handedLoops: Loop[];
+  private readonly handedLoop: Loop;
   private readonly claimLoop: Loop;
   private readonly onError: (err: unknown) => void;
   /** Takeovers of stopped nodes' claims: under way, and waiting for their last leases to run out. */
@@ -45,7 +40,7 @@ export class Dispatcher implements DispatchHandoff {
     const onError = (err: unknown) => logger.error({ err }, 'dispatcher pass failed; retrying');
     this.onError = onError;
     // Handed batches are in memory: only `take` brings work.
-    this.handedLoops = Array.from({ length: HANDED_PASSES }, () => new Loop(() => this.sendHanded(), null, onError));
+    this.handedLoop = new Loop(() => this.sendHanded(), null, onError);
     this.claimLoop = new Loop(() => this.claimDue(), safetyPollMs, onError);
   }
 
@@ -54,7 +49,7 @@ export class Dispatcher implements DispatchHandoff {
   }
 
   start(): void {
-    for (const loop of this.handedLoops) loop.start(Number.POSITIVE_INFINITY);
+    this.handedLoop.start();
     this.claimLoop.start();
   }
 
@@ -64,14 +59,14 @@ export class Dispatcher implements DispatchHandoff {
   }
 
   lease(now: number): Claim | null {
-    if (this.isStopped || this.handedCount >= MAX_HANDED) return null;
+    if (this.handedLoop.isStopped || this.handedCount >= MAX_HANDED) return null;
     return { claimant: this.nodeId, leaseUntil: now + this.leaseMs };
   }
 
   take(claim: Claim, rows: MessageRow[]): void {
     this.handed.push({ claim, rows });
     this.handedCount += rows.length;
-    (this.handedLoops.find((l) => !l.isRunning) ?? this.handedLoops[0]!).wake();
+    this.handedLoop.wake();
   }
 
   /**
@@ -104,7 +99,7 @@ export class Dispatcher implements DispatchHandoff {
   async stop(): Promise<void> {
     for (const t of this.takeoverTimers) clearTimeout(t);
     this.takeoverTimers.clear();
-    await Promise.all([...this.handedLoops.map((l) => l.stop()), this.claimLoop.stop(), ...this.takeovers]);
+    await Promise.all([this.handedLoop.stop(), this.claimLoop.stop(), ...this.takeovers]);
     for (const { claim, rows } of this.handed.splice(0)) {
       this.handedCount -= rows.length;
       await this.dispatch.release(claim, rows.map((m) => m.id)).catch(() => undefined);
@@ -130,7 +125,7 @@ export class Dispatcher implements DispatchHandoff {
         Date.now(),
         rows,
       );
-      if (this.isStopped) return null;
+      if (this.handedLoop.isStopped) return null;
     }
     // What a pass puts back to wait (a temporary refusal) wakes the claim loop through the queue's signal, which then
     // sleeps until it falls due.
