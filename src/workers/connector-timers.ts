@@ -69,7 +69,13 @@ export class ConnectorTimers {
       const byConnector = new Map<string, ConnectorRecord[]>();
       for (const d of due) byConnector.set(d.connector, [...(byConnector.get(d.connector) ?? []), d.record]);
       await Promise.all([...byConnector].map(([name, records]) => this.hand(name, records, now)));
-      if (due.length < BATCH || loop.isStopped) return keepsTimer ? nextDue : null;
+      if (due.length < BATCH || loop.isStopped) {
+        if (keepsTimer) return nextDue;
+        // The lane's timer is its first worker's: a record written meanwhile (a read report a receipt leaves for
+        // later) may fall due before the time that worker last saw.
+        if (nextDue !== null) this.loops.get(lane)![0]!.at(nextDue);
+        return null;
+      }
       // The next batch on the next turn of the event loop: requests and other work waiting meanwhile go first.
       await nextTurn();
     }
