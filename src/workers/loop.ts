@@ -28,11 +28,6 @@ export class Loop {
     return this.stopped;
   }
 
-  /** A pass is under way. */
-  get isRunning(): boolean {
-    return this.running;
-  }
-
   /** Starts with a pass now, or at `firstAt`. */
   start(firstAt?: number): void {
     this.stopped = false;
