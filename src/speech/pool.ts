@@ -17,10 +17,15 @@ export class WorkerJobError extends Error {
 export interface WorkerPoolOptions {
   /** The worker's module (TypeScript is fine: it is loaded through `worker-entry.mjs`). */
   entry: URL;
-  /** Workers at most; each is started when first needed and then kept. */
+  /** Workers at most; each is started when first needed, then kept (or stopped after `idleMs` without a job). */
   size: number;
   /** A job still running after this long is given up and its worker replaced (a synthesiser that runs wild). */
   timeoutMs: number;
+  /**
+   * A worker with no job for this long is stopped, and started again when next needed: a loaded synthesiser holds
+   * tens of megabytes that a node sending no voice should give back. Unset: workers are kept.
+   */
+  idleMs?: number;
 }
 
 interface Job<T, R> {
@@ -37,6 +42,7 @@ interface Slot<T, R> {
   ready: boolean;
   job: Job<T, R> | null;
   timer: NodeJS.Timeout | null;
+  idle: NodeJS.Timeout | null;
 }
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
@@ -54,6 +60,7 @@ export class WorkerPool<T, R> {
 
   constructor(private readonly options: WorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) throw new RangeError(`size must be a positive integer, got ${options.size}`);
+    if (options.idleMs !== undefined && !(options.idleMs > 0)) throw new RangeError(`idleMs must be positive, got ${options.idleMs}`);
   }
 
   /** Runs one job on the next free worker; `transfer` lists buffers handed over rather than copied. */
@@ -65,9 +72,9 @@ export class WorkerPool<T, R> {
     });
   }
 
-  /** Jobs waiting for a worker, and workers busy. */
-  get load(): { waiting: number; busy: number } {
-    return { waiting: this.queue.length, busy: this.slots.filter((s) => s.job !== null).length };
+  /** Jobs waiting for a worker, workers busy, and workers started (busy or idle). */
+  get load(): { waiting: number; busy: number; workers: number } {
+    return { waiting: this.queue.length, busy: this.slots.filter((s) => s.job !== null).length, workers: this.slots.length };
   }
 
   /** Stops every worker; jobs still waiting or running fail. */
@@ -77,6 +84,7 @@ export class WorkerPool<T, R> {
     const slots = this.slots.splice(0);
     await Promise.all(
       slots.map(async (slot) => {
+        if (slot.idle) clearTimeout(slot.idle);
         this.settle(slot, new WorkerJobError('CLOSED', 'the worker pool is closed'));
         await slot.worker.terminate();
       }),
@@ -89,6 +97,8 @@ export class WorkerPool<T, R> {
       if (!slot && this.slots.length < this.options.size) slot = this.spawn();
       if (!slot) return;
       const job = this.queue.shift()!;
+      if (slot.idle) clearTimeout(slot.idle);
+      slot.idle = null;
       slot.job = job;
       slot.worker.ref();
       if (slot.ready) this.startTimer(slot);
@@ -103,7 +113,7 @@ export class WorkerPool<T, R> {
   private spawn(): Slot<T, R> {
     const worker = new Worker(ENTRY, { workerData: { entry: this.options.entry.href } });
     worker.unref();
-    const slot: Slot<T, R> = { worker, ready: false, job: null, timer: null };
+    const slot: Slot<T, R> = { worker, ready: false, job: null, timer: null, idle: null };
     worker.on('message', (answer: WorkerAnswer<R> | { ready: true }) => {
       if ('ready' in answer) {
         slot.ready = true;
@@ -127,20 +137,40 @@ export class WorkerPool<T, R> {
     slot.timer = null;
     const job = slot.job;
     slot.job = null;
-    if (!this.closed) slot.worker.unref();
+    if (!this.closed) {
+      slot.worker.unref();
+      this.stopWhenIdle(slot);
+    }
     if (!job) return;
     if (error) job.reject(error);
     else job.resolve(result as R);
   }
 
+  private stopWhenIdle(slot: Slot<T, R>): void {
+    if (this.options.idleMs === undefined) return;
+    if (slot.idle) clearTimeout(slot.idle);
+    slot.idle = setTimeout(() => {
+      slot.idle = null;
+      if (slot.job === null) this.remove(slot);
+    }, this.options.idleMs);
+    slot.idle.unref();
+  }
+
   /** A worker that failed or overran: its job fails, the worker goes, and a new one is started when needed. */
   private replace(slot: Slot<T, R>, error: Error): void {
+    if (!this.slots.includes(slot)) return;
+    this.settle(slot, error);
+    this.remove(slot);
+    this.pump();
+  }
+
+  private remove(slot: Slot<T, R>): void {
     const at = this.slots.indexOf(slot);
     if (at < 0) return;
     this.slots.splice(at, 1);
-    this.settle(slot, error);
+    if (slot.idle) clearTimeout(slot.idle);
+    slot.idle = null;
     slot.worker.removeAllListeners('exit');
     void slot.worker.terminate();
-    this.pump();
   }
 }

@@ -36,6 +36,8 @@ export interface WasmTtsOptions {
   rate?: number;
   /** A rendering still running after this long is given up (its worker is replaced). Default 30 000 ms. */
   timeoutMs?: number;
+  /** A worker with nothing to render for this long is stopped (started again when needed). Default 60 000 ms. */
+  idleMs?: number;
   /** Longest text accepted, in characters. Default 10 000. */
   maxTextLength?: number;
   /** Sample rate of the WAV produced. Default 8 000 Hz. */
@@ -79,6 +81,8 @@ export class WasmEspeakTts implements TextToSpeech {
       entry: new URL('./wasm-worker.ts', import.meta.url),
       size: positiveInteger('workers', options.workers ?? defaultSpeechWorkers()),
       timeoutMs: this.timeoutMs,
+      // The start-up availability check would otherwise keep a loaded synthesiser (~50 MB) for the node's life.
+      idleMs: positiveInteger('idleMs', options.idleMs ?? 60_000),
     });
   }
 

@@ -11,7 +11,7 @@ test('jobs run on at most `size` workers, each answered with its own result, in 
     const jobs = Array.from({ length: 20 }, (_, i) => pool.run({ kind: 'echo', value: i }));
     assert.ok(pool.load.busy <= 2 && pool.load.waiting >= 18, JSON.stringify(pool.load));
     assert.deepEqual((await Promise.all(jobs)).map((r) => r.value), Array.from({ length: 20 }, (_, i) => i));
-    assert.deepEqual(pool.load, { waiting: 0, busy: 0 });
+    assert.deepEqual(pool.load, { waiting: 0, busy: 0, workers: 2 });
   } finally {
     await pool.close();
   }
@@ -31,6 +31,26 @@ test('a failed job fails alone; a worker that overruns or dies is replaced and t
     await pool.close();
   }
   await assert.rejects(pool.run({ kind: 'echo', value: 1 }), (err: unknown) => err instanceof WorkerJobError && err.code === 'CLOSED');
+});
+
+test('a worker idle for idleMs is stopped, and started again for the next job', async () => {
+  const pool = new WorkerPool<Job, { value: number }>({ entry, size: 2, timeoutMs: 5_000, idleMs: 150 });
+  try {
+    await Promise.all([pool.run({ kind: 'echo', value: 1 }), pool.run({ kind: 'echo', value: 2 })]);
+    assert.equal(pool.load.workers, 2);
+    // A job within the idle time keeps its worker: the timer starts again when it ends.
+    await new Promise((r) => setTimeout(r, 80));
+    assert.equal((await pool.run({ kind: 'echo', value: 3 })).value, 3);
+    assert.equal(pool.load.workers, 2);
+    const deadline = Date.now() + 5_000;
+    while (pool.load.workers > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(pool.load.workers, 0, 'idle workers stopped');
+    assert.equal((await pool.run({ kind: 'echo', value: 4 })).value, 4);
+    assert.deepEqual(pool.load, { waiting: 0, busy: 0, workers: 1 });
+  } finally {
+    await pool.close();
+  }
+  assert.throws(() => new WorkerPool({ entry, size: 1, timeoutMs: 1, idleMs: 0 }), /idleMs must be positive/);
 });
 
 test('closing fails the jobs waiting and running', async () => {
