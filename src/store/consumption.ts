@@ -75,9 +75,9 @@ export async function periodTotals(
   }));
 }
 
-/** The same totals broken down by network, status and price kind. */
-export async function periodBreakdown(db: Db, scope: RollupScope, length: PeriodKeyLength): Promise<PeriodBreakdown[]> {
-  if (scope.channelIds?.length === 0) return [];
+/** The same totals broken down by network, status and price kind; at most `limit` rows when given. */
+export async function periodBreakdown(db: Db, scope: RollupScope, length: PeriodKeyLength, limit?: number): Promise<PeriodBreakdown[]> {
+  if (scope.channelIds?.length === 0 || scope.from > scope.to) return [];
   const period = periodOf(length);
   const rows = await scoped(db, scope)
     .select([
@@ -91,6 +91,7 @@ export async function periodBreakdown(db: Db, scope: RollupScope, length: Period
       sql<number>`sum(amount)`.as('amount'),
     ])
     .groupBy(['channel_id', period, 'mcc_mnc', 'status', 'price_kind'])
+    .$if(limit !== undefined, (q) => q.limit(limit!))
     .execute();
   return rows.map((r) => ({
     channelId: r.channel_id,

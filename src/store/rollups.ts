@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { changesSettledDay } from '../core/domain/consumption-periods.ts';
 import type { Db } from './db.ts';
 
 /** How many rows of one key writers spread over. */
@@ -58,13 +59,16 @@ export class RollupBatch {
     return this.deltas.size;
   }
 
-  /** Writes the accumulated deltas inside the caller's transaction, in one shard, in key order (the order of locks). */
-  async write(db: Db): Promise<void> {
+  /**
+   * Writes the accumulated deltas inside the caller's transaction, in one shard, in key order (the order of locks),
+   * and raises the consumption epoch of each organisation whose settled days it changes. The batch keeps its deltas:
+   * a transaction retried after a deadlock writes them again.
+   */
+  async write(db: Db, now = Date.now()): Promise<void> {
     const keyOf = (d: RollupDelta) => `${d.organisationId}|${d.channelId}|${d.day}|${d.status}|${d.mccMnc}|${d.priceKind}`;
     const rows = [...this.deltas.values()]
       .filter((d) => d.quantity !== 0 || d.messages !== 0 || d.amount !== 0)
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
-    this.deltas.clear();
     const shard = rollupShard();
     for (let i = 0; i < rows.length; i += 500) {
       await db
@@ -93,5 +97,22 @@ export class RollupBatch {
         )
         .execute();
     }
+    const settled = [...new Set(rows.filter((d) => changesSettledDay(d.day, now)).map((d) => d.organisationId))].sort();
+    for (const organisationId of settled) await raiseConsumptionEpoch(db, organisationId);
   }
+}
+
+/** Tells every node that an organisation's settled consumption changed (in the caller's transaction). */
+async function raiseConsumptionEpoch(db: Db, organisationId: string): Promise<void> {
+  await db
+    .insertInto('consumption_epochs')
+    .values({ organisation_id: organisationId, epoch: 1 })
+    .onConflict((oc) => oc.column('organisation_id').doUpdateSet({ epoch: sql`consumption_epochs.epoch + 1` }))
+    .execute();
+}
+
+/** An organisation's consumption epoch (0 before any change to a settled day). */
+export async function consumptionEpoch(db: Db, organisationId: string): Promise<number> {
+  const row = await db.selectFrom('consumption_epochs').select('epoch').where('organisation_id', '=', organisationId).executeTakeFirst();
+  return Number(row?.epoch ?? 0);
 }

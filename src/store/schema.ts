@@ -174,6 +174,12 @@ export interface ConsumptionRollupTable {
   amount: number;
 }
 
+export interface ConsumptionEpochTable {
+  organisation_id: string;
+  /** Raised by each transaction that changes a settled day's consumption (see rollups.ts). */
+  epoch: number;
+}
+
 export interface BlacklistTable {
   organisation_id: string;
   msisdn: string;
@@ -594,6 +600,7 @@ export interface Database {
   organisation_traffic_limits: OrganisationTrafficLimitTable;
   message_events: MessageEventTable;
   consumption_rollups: ConsumptionRollupTable;
+  consumption_epochs: ConsumptionEpochTable;
   blacklist: BlacklistTable;
   campaigns: CampaignTable;
   transfers: TransferTable;

@@ -1,7 +1,10 @@
+import { Cache } from '../cache.ts';
 import {
+  addDays,
   type ConsumptionType,
   consumptionId,
   coveredDays,
+  lastSettledDay,
   periodEnd,
   periodStart,
   type PeriodType,
@@ -11,12 +14,15 @@ import { networkByMccMnc } from '../lookup/network-names.ts';
 import { type Channel, listChannels } from '../../store/channels.ts';
 import {
   channelRollupDays,
+  type PeriodBreakdown,
   type PeriodKeyLength,
+  type PeriodTotal,
   periodBreakdown,
   periodTotals,
   type RollupScope,
 } from '../../store/consumption.ts';
 import type { Store } from '../../store/db.ts';
+import { consumptionEpoch } from '../../store/rollups.ts';
 
 export interface ConsumptionQuery {
   organisationId: string;
@@ -60,21 +66,57 @@ export interface ConsumptionRecord {
 const keyLength = (p: PeriodType): PeriodKeyLength => (p === 'DAY' ? 10 : 7);
 const startOf = (period: string, p: PeriodType) => (p === 'DAY' ? period : `${period}-01`);
 
+/** Queries whose settled days are kept per node (each a few hundred rows at most). */
+const SETTLED_QUERIES_KEPT = 32;
+/** A query whose settled days break down into more rows than this is read from the rollups each time, a page at a time. */
+const SETTLED_ROWS_KEPT = 5_000;
+/** Channel lists are dropped on every change of channels (any node); the time-to-live only bounds a missed signal. */
+const CHANNELS_TTL_MS = 60_000;
+
+/** A query's settled days broken down, as of an organisation's consumption epoch; null when too many to keep. */
+interface SettledBreakdown {
+  epoch: number;
+  rows: PeriodBreakdown[] | null;
+}
+
 /**
  * Consumption records read from the rollups that the message pipeline writes with each charge, refund and status
  * change: the cost of a query depends on the number of channels, days, networks and statuses, never on the number
- * of messages.
+ * of messages. Days three days old or more seldom change, so a node keeps what they count and reads only the recent
+ * days again; a write that changes a settled day raises its organisation's consumption epoch, which each query reads
+ * (one row), so no node serves a kept total after the change commits.
  */
 export class ConsumptionService {
-  constructor(private readonly store: Store) {}
+  private readonly settled = new Cache<string, SettledBreakdown>({ capacity: SETTLED_QUERIES_KEPT });
+  private readonly channels = new Cache<string, Map<string, Channel>>({ capacity: 10_000, ttlMs: CHANNELS_TTL_MS });
 
-  async list(q: ConsumptionQuery): Promise<ConsumptionRecord[]> {
+  constructor(private readonly store: Store) {
+    store.signals.on('settings', () => this.channels.clear());
+  }
+
+  async list(q: ConsumptionQuery, now = Date.now()): Promise<ConsumptionRecord[]> {
     const { from, to } = coveredDays(q.startDate, q.endDate, q.periodType);
     const scope: RollupScope = { organisationId: q.organisationId, channelIds: q.channelIds, channelType: q.type, from, to };
     const length = keyLength(q.periodType);
+    const lastSettled = lastSettledDay(now);
+    const settled = from <= lastSettled ? await this.settledBreakdown({ ...scope, to: to < lastSettled ? to : lastSettled }, length) : [];
+    if (settled === null) return this.listPaged(q, scope, length);
+
+    const recentFrom = addDays(lastSettled, 1);
+    const recent = to >= recentFrom ? await periodBreakdown(this.store.db, { ...scope, from: from > recentFrom ? from : recentFrom }, length) : [];
+    const byRecord = groupByRecord(settled, recent);
+    const totals = [...byRecord.values()]
+      .map(totalOf)
+      .filter((t) => t.quantity !== 0 || t.messages !== 0 || t.amount !== 0)
+      .sort((a, b) => (a.period !== b.period ? (a.period < b.period ? 1 : -1) : a.channelId < b.channelId ? -1 : a.channelId > b.channelId ? 1 : 0))
+      .slice(q.offset, q.offset + q.limit);
+    return this.records(q, totals, byRecord);
+  }
+
+  /** The rollups read a page of periods at a time: for queries too large to keep. */
+  private async listPaged(q: ConsumptionQuery, scope: RollupScope, length: PeriodKeyLength): Promise<ConsumptionRecord[]> {
     const totals = await periodTotals(this.store.db, scope, length, { offset: q.offset, limit: q.limit });
     if (totals.length === 0) return [];
-
     // Only the periods and channels of this page are broken down.
     const starts = totals.map((t) => startOf(t.period, q.periodType)).sort();
     const pageScope: RollupScope = {
@@ -83,21 +125,34 @@ export class ConsumptionService {
       from: starts[0]!,
       to: periodEnd(starts[starts.length - 1]!, q.periodType),
     };
-    const rows = await periodBreakdown(this.store.db, pageScope, length);
-    const byRecord = new Map<string, typeof rows>();
-    for (const r of rows) {
-      const k = `${r.channelId}|${r.period}`;
-      const list = byRecord.get(k);
-      if (list) list.push(r);
-      else byRecord.set(k, [r]);
-    }
-    const channels = new Map((await listChannels(this.store.db, [q.organisationId])).map((c) => [c.id, c]));
+    return this.records(q, totals, groupByRecord(await periodBreakdown(this.store.db, pageScope, length)));
+  }
 
+  /**
+   * The settled part of a query, kept while the organisation's epoch stays the same. The epoch is read before the
+   * rollups: a change committed in between raises it, so what was read then is read again next time.
+   */
+  private async settledBreakdown(scope: RollupScope, length: PeriodKeyLength): Promise<PeriodBreakdown[] | null> {
+    const key = JSON.stringify([scope.organisationId, scope.channelIds ? [...scope.channelIds].sort() : null, scope.channelType, scope.from, scope.to, length]);
+    const epoch = await consumptionEpoch(this.store.db, scope.organisationId);
+    const kept = this.settled.get(key);
+    if (kept && kept.epoch === epoch) return kept.rows;
+    const rows = await periodBreakdown(this.store.db, scope, length, SETTLED_ROWS_KEPT + 1);
+    const entry: SettledBreakdown = { epoch, rows: rows.length > SETTLED_ROWS_KEPT ? null : rows };
+    const newer = this.settled.get(key);
+    if (!newer || newer.epoch <= epoch) this.settled.set(key, entry);
+    return entry.rows;
+  }
+
+  private async records(q: ConsumptionQuery, totals: PeriodTotal[], byRecord: Map<string, PeriodBreakdown[]>): Promise<ConsumptionRecord[]> {
+    if (totals.length === 0) return [];
+    const channels = await this.channelsOf(q.organisationId);
     const records: ConsumptionRecord[] = [];
     for (const t of totals) {
       const channel = channels.get(t.channelId);
       if (!channel) continue;
       const startDate = startOf(t.period, q.periodType);
+      const rows = byRecord.get(`${t.channelId}|${t.period}`) ?? [];
       records.push({
         consumptionId: consumptionId({
           organisationId: q.organisationId,
@@ -114,11 +169,15 @@ export class ConsumptionService {
         amount: t.amount,
         messages: t.messages,
         channel,
-        items: await itemsOf(byRecord.get(`${t.channelId}|${t.period}`) ?? []),
-        priceKinds: priceKindsOf(byRecord.get(`${t.channelId}|${t.period}`) ?? []),
+        items: await itemsOf(rows),
+        priceKinds: priceKindsOf(rows),
       });
     }
     return records;
+  }
+
+  private channelsOf(organisationId: string): Promise<Map<string, Channel>> {
+    return this.channels.load(organisationId, async () => new Map((await listChannels(this.store.db, [organisationId])).map((c) => [c.id, c])));
   }
 
   /**
@@ -146,6 +205,30 @@ export class ConsumptionService {
     }
     return null;
   }
+}
+
+/** Breakdown rows by record (channel and period); a month that straddles the settled days has rows from both parts. */
+function groupByRecord(...parts: PeriodBreakdown[][]): Map<string, PeriodBreakdown[]> {
+  const byRecord = new Map<string, PeriodBreakdown[]>();
+  for (const part of parts) {
+    for (const r of part) {
+      const k = `${r.channelId}|${r.period}`;
+      const list = byRecord.get(k);
+      if (list) list.push(r);
+      else byRecord.set(k, [r]);
+    }
+  }
+  return byRecord;
+}
+
+function totalOf(rows: PeriodBreakdown[]): PeriodTotal {
+  const t: PeriodTotal = { channelId: rows[0]!.channelId, period: rows[0]!.period, quantity: 0, messages: 0, amount: 0 };
+  for (const r of rows) {
+    t.quantity += r.quantity;
+    t.messages += r.messages;
+    t.amount += r.amount;
+  }
+  return t;
 }
 
 /** Totals per price kind, in name order, empty kinds dropped. */

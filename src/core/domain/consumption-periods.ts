@@ -35,6 +35,22 @@ export function periodEnd(start: string, type: PeriodType): string {
   return type === 'DAY' ? start : addDays(monthStartPlus(start, 1), -1);
 }
 
+/**
+ * The last settled day: days up to it (UTC) are three days old or more, and what they count changes only through a
+ * late change to an old message (a receipt or expiry days after acceptance). Nodes keep their consumption in memory.
+ */
+export function lastSettledDay(now: number): string {
+  return addDays(utcDay(now), -3);
+}
+
+/**
+ * Whether a write to `day` must tell readers that a settled day changed: one day earlier than readers start keeping
+ * days, a margin for nodes' clocks and for a transaction under way at midnight.
+ */
+export function changesSettledDay(day: string, now: number): boolean {
+  return day <= addDays(utcDay(now), -2);
+}
+
 /** The default window: the current UTC month and the two before it, up to today. */
 export function defaultConsumptionWindow(now: number): { startDate: string; endDate: string } {
   const today = utcDay(now);

@@ -9,7 +9,7 @@ import { normaliseMsisdn, type MsisdnRejection } from '../domain/phone.ts';
 import { PriceList } from '../domain/pricing.ts';
 import { lookupNumber, type NumberLookup } from './enrich.ts';
 import type { Channel } from '../../store/channels.ts';
-import type { Store } from '../../store/db.ts';
+import { inTransaction, type Store } from '../../store/db.ts';
 import { applyBalanceChange } from '../../store/ledger.ts';
 import { findOrganisationBilling } from '../../store/organisations.ts';
 import { loadPrices } from '../../store/prices.ts';
@@ -115,7 +115,8 @@ export class LookupService {
     const description =
       numbers.length === 1 ? `Number lookup of ${numbers[0]!.msisdn}` : `Number lookup of ${numbers.length} numbers`;
 
-    await this.store.db.transaction().execute(async (trx) => {
+    // inTransaction retries a deadlock (PostgreSQL): the batch is written again whole on each attempt.
+    await inTransaction(this.store, async (trx) => {
       if (total > 0) {
         const org = await findOrganisationBilling(trx, channel.organisationId);
         if (!org) fail('NOT_FOUND', `organisation ${channel.organisationId} not found`);
@@ -133,7 +134,7 @@ export class LookupService {
           fail('INSUFFICIENT_FUNDS', `${what} ${toEuros(total)} EUR, more than the balance of ${whose} (${payer}); nothing was charged`);
         }
       }
-      await rollups.write(trx);
+      await rollups.write(trx, now);
     });
   }
 

@@ -23,6 +23,7 @@ import * as rcsConversationLatest from './027-rcs-conversation-latest.ts';
 import * as rollupShards from './028-rollup-shards.ts';
 import * as connectorRecordLanes from './029-connector-record-lanes.ts';
 import * as scheduledMessages from './030-scheduled-messages.ts';
+import * as consumptionEpochs from './031-consumption-epochs.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '028-rollup-shards': rollupShards,
   '029-connector-record-lanes': connectorRecordLanes,
   '030-scheduled-messages': scheduledMessages,
+  '031-consumption-epochs': consumptionEpochs,
 };
