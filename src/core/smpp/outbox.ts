@@ -38,10 +38,10 @@ export class SmppOutbox {
     return this.queue.claim({ now, limit, leaseMs, where: this.live(credentialIds, now) });
   }
 
-  /** When the next row of these credentials falls due. */
-  nextDue(credentialIds: string[], now: number): Promise<number | null> {
-    if (credentialIds.length === 0) return Promise.resolve(null);
-    return this.queue.nextDue(now, this.live(credentialIds, now));
+  /** As `claim`, with when the next row of these credentials falls due once these are taken. */
+  async claimWithNextDue(credentialIds: string[], now: number, leaseMs: number, limit: number): Promise<{ rows: SmppOutboxRow[]; nextDue: number | null }> {
+    if (credentialIds.length === 0) return { rows: [], nextDue: null };
+    return this.queue.claimWithNextDue({ now, limit, leaseMs, where: this.live(credentialIds, now) });
   }
 
   private live(credentialIds: string[], now: number) {

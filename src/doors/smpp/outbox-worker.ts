@@ -28,6 +28,9 @@ export interface SmppOutboxOptions {
   expirySweepMs?: number;
 }
 
+/** Rows written are claimed this long after their wake-up, with whatever else is written meanwhile. */
+const CLAIM_LINGER_MS = 5;
+
 interface Outcome {
   row: SmppOutboxRow;
   ok: boolean;
@@ -51,6 +54,8 @@ export class SmppOutboxWorker {
   /** Credentials that just bound a receiver: their waiting rows become due. */
   private readonly justBound = new Set<string>();
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** The last pass stopped for want of room: the next delivery to finish wakes the loop. */
+  private full = false;
   private readonly recorder: GroupCommitter<Outcome, void>;
   private lastExpiry = 0;
   private readonly claimBatch: number;
@@ -92,11 +97,12 @@ export class SmppOutboxWorker {
   bound(credentialId: string): void {
     this.receivers.add(credentialId);
     this.justBound.add(credentialId);
-    this.wake();
+    this.loop.wake();
   }
 
+  /** Rows were written: claimed a moment later, so a burst of receipts is one claim rather than one each. */
   wake(): void {
-    this.loop.wake();
+    this.loop.at(Date.now() + CLAIM_LINGER_MS);
   }
 
   private async run(): Promise<number | null> {
@@ -115,15 +121,17 @@ export class SmppOutboxWorker {
     // A node left with only a transmitter of a credential cannot deliver its receipts: it stops claiming them.
     for (const id of this.receivers) if (this.target.receiverCount(id) === 0) this.receivers.delete(id);
     for (;;) {
+      if (this.loop.isStopped || this.receivers.size === 0) return null;
       const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
-      // Full: a finishing delivery wakes the loop.
-      if (room <= 0 || this.loop.isStopped) return null;
-      if (this.receivers.size === 0) return null;
-      const claimed = await this.outbox.claim([...this.receivers], Date.now(), this.leaseMs, room);
-      for (const row of claimed) this.launch(row);
-      if (claimed.length < room) break;
+      if (room <= 0) {
+        // Full: the next delivery to finish wakes the loop.
+        this.full = true;
+        return null;
+      }
+      const { rows, nextDue } = await this.outbox.claimWithNextDue([...this.receivers], Date.now(), this.leaseMs, room);
+      for (const row of rows) this.launch(row);
+      if (rows.length < room) return nextDue;
     }
-    return this.outbox.nextDue([...this.receivers], Date.now());
   }
 
   private launch(row: SmppOutboxRow): void {
@@ -131,7 +139,10 @@ export class SmppOutboxWorker {
       .catch((err) => this.logger.error({ err, row: row.id }, 'smpp outbox delivery failed unexpectedly'))
       .finally(() => {
         this.inFlight.delete(row.id);
-        this.wake();
+        if (this.full) {
+          this.full = false;
+          this.loop.wake();
+        }
       });
     this.inFlight.set(row.id, p);
   }
@@ -159,6 +170,8 @@ export class SmppOutboxWorker {
       items.filter((i) => i.ok).map((i) => i.row.id),
       retries,
     );
+    // Rows to try again fall due at their time: the loop's timer is told (earliest wins).
+    if (retries.length > 0) this.loop.at(Math.min(...retries.map((r) => r.at)));
     return items.map((): void => undefined);
   }
 }
