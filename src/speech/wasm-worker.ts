@@ -11,7 +11,7 @@ import type { WorkerAnswer } from './pool.ts';
 // Synthesis is batch work beside a latency-bound HTTP thread: on Linux a thread's niceness is its own, so lowering this
 // worker's leaves the process's other threads (the API) first in line for the CPU during a burst of voice sends.
 try {
-  setPriority(0, 10);
+  setPriority(0, 19);
 } catch {
   // Not permitted here, or not per thread on this system: the worker runs at the process's priority.
 }
