@@ -77,6 +77,11 @@ export class WorkerPool<T, R> {
     return { waiting: this.queue.length, busy: this.slots.filter((s) => s.job !== null).length, workers: this.slots.length };
   }
 
+  /** Stops the workers that have no job now (they are started again when needed). */
+  stopIdle(): void {
+    for (const slot of this.slots.filter((s) => s.job === null)) this.remove(slot);
+  }
+
   /** Stops every worker; jobs still waiting or running fail. */
   async close(): Promise<void> {
     this.closed = true;

@@ -96,6 +96,9 @@ export class WasmEspeakTts implements TextToSpeech {
       result = await this.pool.run({ kind: 'probe', voices: VOICE_LANGUAGES.map((l) => WASM_VOICES[l]) });
     } catch (err) {
       return { ok: false, reason: (err as Error).message };
+    } finally {
+      // The check runs at start-up: a node that sends no voice should not hold a loaded synthesiser meanwhile.
+      this.pool.stopIdle();
     }
     if (result.kind !== 'probe') return { ok: false, reason: 'unexpected answer from the speech worker' };
     if (result.missing.length > 0) {

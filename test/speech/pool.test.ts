@@ -47,6 +47,11 @@ test('a worker idle for idleMs is stopped, and started again for the next job', 
     assert.equal(pool.load.workers, 0, 'idle workers stopped');
     assert.equal((await pool.run({ kind: 'echo', value: 4 })).value, 4);
     assert.deepEqual(pool.load, { waiting: 0, busy: 0, workers: 1 });
+    const spin = pool.run({ kind: 'spin' });
+    await pool.run({ kind: 'echo', value: 5 });
+    pool.stopIdle();
+    assert.deepEqual(pool.load, { waiting: 0, busy: 1, workers: 1 }, 'stopIdle stops only the workers without a job');
+    void spin.catch(() => undefined);
   } finally {
     await pool.close();
   }
