@@ -70,11 +70,15 @@ export async function startBenchServer(env: Record<string, string> = {}, options
   const smppPort = await freePort();
   // BENCH_NODE_ARGS: extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=prof` to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const command = [process.execPath, ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'];
+  // As `npm run serve` starts it (package.json): a smaller young generation and two malloc arenas (see the README's
+  // "Memory"), unless the flags or the environment say otherwise.
+  const memoryArgs = nodeArgs.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=8'];
+  const command = [process.execPath, ...memoryArgs, ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'];
   // taskset execs the server: the child's pid stays the server's own.
   if (options.cpus !== undefined) command.unshift('taskset', '-c', options.cpus);
   const child = spawn(command[0]!, command.slice(1), {
     env: {
+      MALLOC_ARENA_MAX: '2',
       ...process.env,
       TERN_HTTP_HOST: '127.0.0.1',
       TERN_HTTP_PORT: String(httpPort),

@@ -110,7 +110,7 @@ export interface AppOptions {
 export async function createApp(config: TernConfig, opts: AppOptions = {}): Promise<TernApp> {
   const logger = opts.logger ?? pino({ level: config.logLevel });
   const httpsPair = loadHttpsPair(config);
-  const store = await openStore(config.databaseUrl, config.nodeId, { sqliteSynchronous: config.sqliteSynchronous });
+  const store = await openStore(config.databaseUrl, config.nodeId, { sqliteSynchronous: config.sqliteSynchronous, sqliteCacheMb: config.sqliteCacheMb });
   const adminKey = await ensureAdminKey(store, config.adminKey);
   const secretKey = resolveSecretKey(config.secretKey, config.databaseUrl);
   const box = new SecretBox(secretKey.key);

@@ -60,6 +60,13 @@ export interface TernConfig {
   safetyPollMs: number;
   /** SQLite durability: NORMAL survives a crash of Tern, FULL also a crash of the machine (an fsync per commit). */
   sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** SQLite's page cache, MiB (the operating system's file cache keeps the rest of the database at hand). */
+  sqliteCacheMb: number;
+  /**
+   * How far the JavaScript heap may grow past what the last full collection kept before the next one, in percent
+   * (0: V8's own choice, which lets a busy node's heap reach several times its live data).
+   */
+  heapGrowthPercent: number;
   /** Days kept: settled messages with their events; webhook deliveries; voice recordings. */
   retention: { messageDays: number; webhookDays: number; audioDays: number };
   /** Requests a second by route group, per key and per organisation, where an organisation has no limits of its own. */
@@ -119,6 +126,8 @@ const SETTINGS = {
   TERN_DISPATCH_LEASE_SECONDS: 'dispatchLeaseSeconds',
   TERN_SAFETY_POLL_SECONDS: 'safetyPollSeconds',
   TERN_SQLITE_SYNCHRONOUS: 'sqliteSynchronous',
+  TERN_SQLITE_CACHE_MB: 'sqliteCacheMb',
+  TERN_HEAP_GROWTH_PERCENT: 'heapGrowthPercent',
   TERN_RETENTION_DAYS: 'retentionDays',
   TERN_WEBHOOK_RETENTION_DAYS: 'webhookRetentionDays',
   TERN_AUDIO_RETENTION_DAYS: 'audioRetentionDays',
@@ -318,6 +327,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     dispatchLeaseMs: int('TERN_DISPATCH_LEASE_SECONDS', 30, 1, 3_600)! * 1000,
     safetyPollMs: int('TERN_SAFETY_POLL_SECONDS', 30, 1, 3_600)! * 1000,
     sqliteSynchronous,
+    sqliteCacheMb: int('TERN_SQLITE_CACHE_MB', 16, 1, 65_536)!,
+    heapGrowthPercent: int('TERN_HEAP_GROWTH_PERCENT', 25, 0, 1_000)!,
     trafficLimits,
     authFailuresPerMinute: int('TERN_AUTH_FAILURES_PER_MINUTE', 20, 1, 1_000_000)!,
     organisationConcurrency: int('TERN_ORGANISATION_CONCURRENCY', 8, 0, 100_000)!,

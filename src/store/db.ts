@@ -96,6 +96,8 @@ export interface StoreOptions {
    * the machine's power) or FULL (an fsync per commit: survives a power loss too, at a cost per commit).
    */
   sqliteSynchronous?: 'NORMAL' | 'FULL';
+  /** SQLite's page cache in MiB (default 16). */
+  sqliteCacheMb?: number;
   /** false: open as it is, without applying migrations (`tern doctor`, `tern migrate` reading what is pending). */
   migrate?: boolean;
 }
@@ -106,7 +108,7 @@ function openSqlite(path: string, nodeId: string, options: StoreOptions): Store 
   const handle = new SQLite(file);
   handle.pragma('journal_mode = WAL');
   handle.pragma(`synchronous = ${options.sqliteSynchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
-  handle.pragma('cache_size = -65536');
+  handle.pragma(`cache_size = -${Math.round((options.sqliteCacheMb ?? 16) * 1024)}`);
   handle.pragma('busy_timeout = 5000');
   handle.pragma('foreign_keys = ON');
   // The log is copied back by a thread of its own (SqliteCheckpointer); a commit checkpoints only once the log holds

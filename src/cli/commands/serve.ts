@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import type { Io } from '../io.ts';
 
 /**
@@ -14,6 +15,8 @@ export async function serve(io: Io, opts: { demo?: boolean }): Promise<void> {
   if (demo && env.TERN_WEBHOOK_ALLOW_PRIVATE === undefined) env.TERN_WEBHOOK_ALLOW_PRIVATE = 'true';
   try {
     const config = loadConfig(env);
+    // The heap's growth between full collections decides a busy node's memory more than its live data does.
+    if (config.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
     const output = createOutput(config);
     const app = await createApp(config, { demo, logger: output.logger });
     const log = app.logger;
