@@ -156,11 +156,15 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
   }
 }
 
-/** Messages waiting (backed off) for `connector` fall due now; answers how many. */
+/**
+ * Messages waiting (backed off) for `connector` fall due now, their backoff started afresh: the waits for a connector
+ * that was down or throttled are not failures of theirs, and a temporary error once it is back must not inherit them
+ * (five waits through a throttled SMSC's pauses, then one ESME_RMSGQFUL, backed a message off 28 s). Answers how many.
+ */
 export async function releaseWaiting(db: Db, connector: string, now: number): Promise<number> {
   const r = await db
     .updateTable('dispatch_queue')
-    .set({ due_at: now })
+    .set({ due_at: now, attempts: 0 })
     .where('waiting_on', '=', connector)
     .where('due_at', '>', now)
     .where('claimed_by', 'is', null)
