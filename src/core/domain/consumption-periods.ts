@@ -48,7 +48,7 @@ export function lastSettledDay(now: number): string {
  * days, a margin for nodes' clocks and for a transaction under way at midnight.
  */
 export function changesSettledDay(day: string, now: number): boolean {
-  return day <= addDays(utcDay(now), -2);
+  return day <= addDays(lastSettledDay(now), 1);
 }
 
 /** The default window: the current UTC month and the two before it, up to today. */

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   addDays,
+  changesSettledDay,
   consumptionId,
   coveredDays,
   defaultConsumptionWindow,
+  lastSettledDay,
   monthStartPlus,
   periodEnd,
   periodStart,
@@ -47,4 +49,14 @@ test('consumptionId: a version-8 UUID, the same for the same key, different for 
     { ...key, startDate: '2024-06-01' },
   ].map(consumptionId);
   assert.equal(new Set([id, ...others]).size, 6);
+});
+
+test('settled days: kept from three days old; writes announced from two days old, a day of margin', () => {
+  const now = Date.parse('2026-03-01T00:30:00Z');
+  assert.equal(lastSettledDay(now), '2026-02-26');
+  assert.equal(changesSettledDay('2026-02-26', now), true);
+  assert.equal(changesSettledDay('2026-02-27', now), true, 'a day past what readers keep is announced too');
+  assert.equal(changesSettledDay('2026-02-28', now), false);
+  assert.equal(changesSettledDay('2026-03-01', now), false);
+  assert.equal(lastSettledDay(Date.parse('2026-03-01T23:59:59Z')), '2026-02-26');
 });
