@@ -19,7 +19,7 @@ import pg from 'pg';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { Signals } from './signals.ts';
-import { profiledStatement } from './sql-profile.ts';
+import { profiledStatement, profilePgClient } from './sql-profile.ts';
 import { SqliteCheckpointer } from './sqlite-checkpoints.ts';
 
 export type { Db, Dialect } from './schema.ts';
@@ -147,6 +147,7 @@ function openPostgres(url: string, nodeId: string): Store {
     max: poolSize,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  pool.on('connect', profilePgClient);
   const statements = new StatementCounter();
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [statements] });
   const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);

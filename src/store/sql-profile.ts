@@ -2,9 +2,10 @@ import { writeFileSync } from 'node:fs';
 import type SQLite from 'better-sqlite3';
 
 /**
- * `TERN_SQL_PROFILE=<file>` (SQLite): times every statement by its SQL text and writes, when the process exits, the
- * statements that took the most time with their count and mean — where a benchmark's database time goes. `%p` in the
- * file name stands for the process id (benchmarks start several servers).
+ * `TERN_SQL_PROFILE=<file>`: times every statement by its SQL text and writes, when the process exits, the statements
+ * that took the most time with their count and mean — where a benchmark's database time goes. `%p` in the file name
+ * stands for the process id (benchmarks start several servers). On PostgreSQL the time is the round trip, waits
+ * included.
  */
 const target = process.env.TERN_SQL_PROFILE?.replace('%p', String(process.pid));
 const spent = new Map<string, { calls: number; ms: number; max?: number; slow?: number }>();
@@ -21,6 +22,34 @@ if (target) {
   });
 }
 
+function note(source: string, took: number): void {
+  const entry = spent.get(source) ?? { calls: 0, ms: 0 };
+  entry.calls++;
+  entry.ms += took;
+  entry.max = Math.max(entry.max ?? 0, took);
+  if (took > 5) entry.slow = (entry.slow ?? 0) + 1;
+  spent.set(source, entry);
+}
+
+/** Profiling: times every query a PostgreSQL pool's connections run (called for each new connection). */
+export function profilePgClient(client: { query: (...args: any[]) => any }): void {
+  if (!target) return;
+  const query = client.query.bind(client);
+  client.query = (...args: any[]) => {
+    const first = args[0] as string | { text?: string } | undefined;
+    const source = typeof first === 'string' ? first : (first?.text ?? '?');
+    const started = performance.now();
+    const result = query(...args);
+    if (result && typeof (result as Promise<unknown>).then === 'function') {
+      (result as Promise<unknown>).then(
+        () => note(source, performance.now() - started),
+        () => note(source, performance.now() - started),
+      );
+    }
+    return result;
+  };
+}
+
 /** The statement itself, or (profiling) one that times its runs. */
 export function profiledStatement(source: string, stmt: SQLite.Statement): SQLite.Statement {
   if (!target) return stmt;
@@ -29,13 +58,7 @@ export function profiledStatement(source: string, stmt: SQLite.Statement): SQLit
     try {
       return run(...args);
     } finally {
-      const entry = spent.get(source) ?? { calls: 0, ms: 0 };
-      entry.calls++;
-      const took = performance.now() - started;
-      entry.ms += took;
-      entry.max = Math.max(entry.max ?? 0, took);
-      if (took > 5) entry.slow = (entry.slow ?? 0) + 1;
-      spent.set(source, entry);
+      note(source, performance.now() - started);
     }
   };
   return new Proxy(stmt, {
