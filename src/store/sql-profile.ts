@@ -5,12 +5,14 @@ import type SQLite from 'better-sqlite3';
  * `TERN_SQL_PROFILE=<file>`: times every statement by its SQL text and writes, when the process exits, the statements
  * that took the most time with their count and mean — where a benchmark's database time goes. `%p` in the file name
  * stands for the process id (benchmarks start several servers). On PostgreSQL the time is the round trip, waits
- * included.
+ * included. `kill -USR2` starts the count afresh.
  */
 const target = process.env.TERN_SQL_PROFILE?.replace('%p', String(process.pid));
 const spent = new Map<string, { calls: number; ms: number; max?: number; slow?: number }>();
 
 if (target) {
+  // SIGUSR2 starts the count afresh: what a process does from a given moment (idle after a load, say).
+  process.on('SIGUSR2', () => spent.clear());
   process.on('exit', () => {
     const rows = [...spent].sort((a, b) => b[1].ms - a[1].ms);
     const total = rows.reduce((sum, [, v]) => sum + v.ms, 0);

@@ -3,6 +3,21 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A pass that failed (the database was out of reach) is tried again this long after, unless woken sooner. */
 const RETRY_FAILED_MS = 5_000;
 
+/** Retries are looked for on this grid of the wall clock (see `onRetryGrid`). */
+export const RETRY_GRID_MS = 1_000;
+
+/**
+ * The time a pass looking for retries runs: `time` rounded up to the next second of the wall clock. Deliveries
+ * retried with backoff and jitter fall due at scattered milliseconds; a pass at each would run one claim per retry
+ * on every node (thousands a minute for a customer endpoint that is down). On the grid, each node looks at most
+ * once a second and claims all that fell due together, and the nodes look at the same instants.
+ */
+export function onRetryGrid(time: number): number;
+export function onRetryGrid(time: number | null): number | null;
+export function onRetryGrid(time: number | null): number | null {
+  return time === null ? null : Math.ceil(time / RETRY_GRID_MS) * RETRY_GRID_MS;
+}
+
 /**
  * Runs `pass` whenever there may be work, one pass at a time: at once when woken (new work was committed, here or
  * on another node), again right after a pass if woken while it ran, at the time the pass asks for (its next due

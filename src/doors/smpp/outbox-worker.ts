@@ -3,7 +3,7 @@ import { backoffDelay } from '../../core/domain/retry.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp/outbox.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
-import { Loop } from '../../workers/loop.ts';
+import { Loop, onRetryGrid } from '../../workers/loop.ts';
 import { decodeOutboxPdus } from './gateway.ts';
 
 /** What the worker needs of the SMPP server. */
@@ -130,7 +130,8 @@ export class SmppOutboxWorker {
       }
       const { rows, nextDue } = await this.outbox.claimWithNextDue([...this.receivers], Date.now(), this.leaseMs, room);
       for (const row of rows) this.launch(row);
-      if (rows.length < room) return nextDue;
+      // Rows written wake the loop; what is due later is retries, looked for on the grid.
+      if (rows.length < room) return onRetryGrid(nextDue);
     }
   }
 
@@ -171,7 +172,7 @@ export class SmppOutboxWorker {
       retries,
     );
     // Rows to try again fall due at their time: the loop's timer is told (earliest wins).
-    if (retries.length > 0) this.loop.at(Math.min(...retries.map((r) => r.at)));
+    if (retries.length > 0) this.loop.at(onRetryGrid(Math.min(...retries.map((r) => r.at))));
     return items.map((): void => undefined);
   }
 }

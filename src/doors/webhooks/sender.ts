@@ -4,7 +4,7 @@ import { GroupCommitter } from '../../core/group-commit.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import type { WebhookOutbox } from '../../core/webhooks/outbox.ts';
 import { fenceMargin } from '../../core/domain/leases.ts';
-import { Loop } from '../../workers/loop.ts';
+import { Loop, onRetryGrid } from '../../workers/loop.ts';
 import type { AttemptOutcome, AttemptResult, WebhookHttpClient } from './http-client.ts';
 import { signWebhook } from './signing.ts';
 
@@ -91,7 +91,7 @@ export class WebhookSender {
       await this.renewing;
       const { retryAt, stale } = await this.outbox.settle(items);
       if (stale > 0) this.onFenced('after', stale);
-      if (retryAt !== null) this.loop.at(retryAt);
+      if (retryAt !== null) this.loop.at(onRetryGrid(retryAt));
       // A delivery that ended may have been holding back a later one of its message (they go in order).
       if (items.some((i) => i.outcome.outcome !== 'retry')) this.loop.at(Date.now() + CLAIM_LINGER_MS);
       return items.map((): void => undefined);
@@ -144,7 +144,8 @@ export class WebhookSender {
       }
       if (deferred.length > 0) await this.outbox.defer(deferred, Date.now() + 1_000);
       // What is due for the busy origins waits for their queues to drain (which wakes the loop), not for a timer.
-      if (claimed.length < room) return deferred.length > 0 ? Math.min(nextDue ?? Infinity, Date.now() + 1_000) : nextDue;
+      // New deliveries wake the loop when written; what is due later is retries, looked for on the grid.
+      if (claimed.length < room) return onRetryGrid(deferred.length > 0 ? Math.min(nextDue ?? Infinity, Date.now() + 1_000) : nextDue);
     }
   }
 
