@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTenant, forEachDialect, request, startTestServer, type TestServer } from '../support/server.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { eventually, sleep } from '../support/wait.ts';
 
 /** Wide of what an idle node runs in 6 s (a heartbeat or two, a safety look at worst); polls a second would pass it. */
@@ -41,5 +42,44 @@ forEachDialect('an idle node', (dialect) => {
     const n = await statementsWhileIdle(6_000);
     process.stdout.write(`# ${dialect}: ${n} statements in 6 s, after a message\n`);
     assert.ok(n <= AT_MOST, `${n} statements in 6 s`);
+  });
+});
+
+// Retries of deliveries to an endpoint that keeps failing fall due at scattered milliseconds (backoff with jitter);
+// the sender looks for them on a one-second grid, so its claims do not follow the number of retries.
+forEachDialect('retries of webhooks that keep failing', (dialect) => {
+  let server: TestServer;
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await startReceiver(() => 500);
+    server = await startTestServer(dialect, { TERN_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s' });
+  });
+  after(async () => {
+    await server.stop();
+    await receiver.close();
+  });
+
+  test('cost a few statements a second, not one claim per retry', async () => {
+    const t = await createTenant(server, { balance: 100 });
+    const messages = 40;
+    for (let i = 0; i < messages; i++) {
+      const sent = await request(server, 'POST', '/sms/v1/messages', {
+        key: t.key,
+        body: { recipient: { to: `336123450${String(i).padStart(2, '0')}` }, body: { text: 'retry me' }, callbackUrlStatus: `${receiver.url}/status` },
+      });
+      assert.equal(sent.status, 201, sent.text);
+    }
+    // Every message's first delivery has failed once: the retries are under way, about one a second each.
+    await eventually(() => (new Set(receiver.requests.map((r) => r.json?.messageId)).size >= messages ? true : undefined), 20_000, 'a first attempt for every message');
+    await sleep(1_500);
+    const attemptsBefore = receiver.requests.length;
+    const from = server.app.store.statements.count;
+    await sleep(4_000);
+    const statements = server.app.store.statements.count - from;
+    const attempts = receiver.requests.length - attemptsBefore;
+    process.stdout.write(`# ${dialect}: ${attempts} attempts, ${statements} statements in 4 s\n`);
+    assert.ok(attempts >= messages, `only ${attempts} attempts in 4 s`);
+    // Each pass: a claim and the settling of what it sent (an update and the attempts' rows, in a transaction or two).
+    assert.ok(statements < attempts, `${statements} statements for ${attempts} attempts`);
   });
 });
