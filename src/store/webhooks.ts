@@ -101,6 +101,18 @@ export interface AttemptOutcome {
   nextAttemptAt: number;
 }
 
+/** Which of these messages still have a delivery pending (by the message index: cheap whatever the backlog). */
+export async function messagesWithPendingDeliveries(db: Db, messageIds: string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  const ids = [...new Set(messageIds)];
+  for (let i = 0; i < ids.length; i += 500) {
+    // The state is filtered here, not in SQL: with it there, SQLite reads the (state, due) index, every pending row.
+    const rows = await db.selectFrom('webhook_deliveries').select(['message_id', 'state']).where('message_id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) if (r.state === 'PENDING') out.add(r.message_id);
+  }
+  return out;
+}
+
 /**
  * Writes attempts and the deliveries' new states in one transaction (one UPDATE per 200 deliveries), for the
  * deliveries still leased under the attempt's lease; answers how many were not (claimed again elsewhere meanwhile).

@@ -10,6 +10,7 @@ import {
   type AttemptOutcome,
   deferDeliveries,
   insertDeliveries,
+  messagesWithPendingDeliveries,
   notToOrigins,
   recordAttempts,
   renewDeliveryLeases,
@@ -95,10 +96,10 @@ export class WebhookOutbox {
   /**
    * Records attempts: delivered, refused for good, or retried on the schedule until it is exhausted (FAILED), each
    * only where the delivery is still leased as it was for the attempt (its fencing token). Answers when the earliest
-   * retry falls due (null: none), and how many outcomes came too late to be written (claimed again elsewhere: sent
-   * twice).
+   * retry falls due (null: none), how many outcomes came too late to be written (claimed again elsewhere: sent
+   * twice), and whether a delivery that ended leaves a later one of its message pending (now free to go).
    */
-  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<{ retryAt: number | null; stale: number }> {
+  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<{ retryAt: number | null; stale: number; unblocked: boolean }> {
     const outcomes: AttemptOutcome[] = items.map(({ delivery: d, outcome: r, at }) => {
       const attempts = d.attempts + 1;
       let state = 'PENDING';
@@ -126,7 +127,11 @@ export class WebhookOutbox {
     });
     const stale = await recordAttempts(this.store, outcomes);
     const retries = outcomes.filter((o) => o.state === 'PENDING').map((o) => o.nextAttemptAt);
-    return { retryAt: retries.length > 0 ? Math.min(...retries) : null, stale };
+    // Deliveries of one message go in order: one that ended may have been holding back the next. Looked up after the
+    // commit, so a later delivery written meanwhile is either seen here or wakes its writer once this one has ended.
+    const ended = items.filter((_, i) => outcomes[i]!.state !== 'PENDING').map((i) => i.delivery.message_id);
+    const unblocked = ended.length > 0 && (await messagesWithPendingDeliveries(this.store.db, ended)).size > 0;
+    return { retryAt: retries.length > 0 ? Math.min(...retries) : null, stale, unblocked };
   }
 
   readonly hook: EventConsumer = async (db, events, messages) => {

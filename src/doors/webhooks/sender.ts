@@ -89,11 +89,12 @@ export class WebhookSender {
     this.recorder = new GroupCommitter(async (items) => {
       // A renewal under way may still move these deliveries' leases: written with the lease it leaves them.
       await this.renewing;
-      const { retryAt, stale } = await this.outbox.settle(items);
+      const { retryAt, stale, unblocked } = await this.outbox.settle(items);
       if (stale > 0) this.onFenced('after', stale);
       if (retryAt !== null) this.loop.at(onRetryGrid(retryAt));
-      // A delivery that ended may have been holding back a later one of its message (they go in order).
-      if (items.some((i) => i.outcome.outcome !== 'retry')) this.loop.at(Date.now() + CLAIM_LINGER_MS);
+      // A delivery that ended was holding back a later one of its message (they go in order). Only then: a claim
+      // after every batch of outcomes reads past every delivery waiting for a busy origin.
+      if (unblocked) this.loop.at(Date.now() + CLAIM_LINGER_MS);
       return items.map((): void => undefined);
     }, 500, SETTLE_LINGER_MS);
   }
