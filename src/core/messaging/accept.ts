@@ -246,18 +246,15 @@ export async function acceptBatch(
     // Messages handed to this node's dispatcher need nobody woken; the others are claimed by any node.
     if (dispatch.some((d) => d.lease === undefined)) await dispatchQueue.wake(db);
   }
-  const writeTheRest = async () => {
-    await rollups.write(db);
-    for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
-    await consumers.run(db, events, new Map(rows.map((r) => [r.id, r])));
-  };
+  await rollups.write(db);
+  for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
+  await consumers.run(db, events, new Map(rows.map((r) => [r.id, r])));
   if (!lockFirst) {
-    // Everything else first: a debit locks the payer's balance row until the transaction ends, and every node's
-    // batches for that payer queue behind it, so it comes last, with only its ledger rows after it.
-    await writeTheRest();
-    // The debits, in payer order like the locks taken first elsewhere; each ledger row's balance is the one the
-    // debit leaves, counted back through the batch's charges, and its id is made once the row is locked, so ledger
-    // ids follow the order balances changed in, as they do for every other change of a balance.
+    // The debits come last: each locks its payer's balance row until the transaction ends, and every node's batches
+    // for that payer queue behind it, so only the ledger rows follow them. In payer order like the locks taken first
+    // elsewhere; each ledger row's balance is the one the debit leaves, counted back through the batch's charges, and
+    // its id is made once the row is locked, so ledger ids follow the order balances changed in, as they do for every
+    // other change of a balance.
     for (const payer of [...spent.keys()].sort()) {
       const amount = spent.get(payer)!;
       const after = await debitBalanceIfCovered(db, payer, amount);
@@ -272,7 +269,6 @@ export async function acceptBatch(
     }
     await insertLedgerRows(db, ledger);
   }
-  if (lockFirst) await writeTheRest();
   return rows;
 }
 
