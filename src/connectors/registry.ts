@@ -53,6 +53,8 @@ export class ConnectorRegistry {
   private routeList: RouteDefinition[] = [];
   /** Names of every defined connector (running or not), by id. */
   private names_ = new Map<string, string>();
+  /** Names of enabled connectors being (re)started by the load under way: not live yet, back in a moment. */
+  private starting = new Set<string>();
   private loading: Promise<void> = Promise.resolve();
   private readonly changeListeners: Array<() => void> = [];
   private stopped = false;
@@ -85,9 +87,11 @@ export class ConnectorRegistry {
     const { connectors, routes } = await this.service.definitions();
     const wanted = new Map(connectors.filter((c) => c.enabled).map((c) => [c.id, c]));
     this.names_ = new Map(connectors.map((c) => [c.id, c.name]));
+    const changed = (id: string, next: ConnectorDefinition | undefined) => !next || JSON.stringify(next) !== JSON.stringify(this.live.get(id)?.definition);
+    this.starting = new Set([...wanted.values()].filter((d) => !this.live.has(d.id) || changed(d.id, d)).map((d) => d.name));
     for (const [id, l] of this.live) {
       const next = wanted.get(id);
-      if (!next || JSON.stringify(next) !== JSON.stringify(l.definition)) {
+      if (changed(id, next)) {
         this.live.delete(id);
         await l.connector.stop().catch((err) => this.logger.error({ err, connector: l.definition.name }, 'connector did not stop cleanly'));
       }
@@ -116,6 +120,7 @@ export class ConnectorRegistry {
       };
       entry.counted = this.counting(connector, entry);
       this.live.set(d.id, entry);
+      this.starting.delete(d.name);
       const log = this.logger.child({ connector: d.name });
       const ctx = this.service.context(d.name, log, (state, lastError) => this.report(entry, state, lastError));
       const emit = ctx.emit;
@@ -130,6 +135,7 @@ export class ConnectorRegistry {
         this.logger.error({ err, connector: d.name }, 'connector did not start');
       }
     }
+    this.starting.clear();
     this.routeList = routes.filter((r) => r.enabled);
     for (const l of this.changeListeners) l();
   }
@@ -201,6 +207,11 @@ export class ConnectorRegistry {
   byName(name: string): Connector | undefined {
     for (const l of this.live.values()) if (l.definition.name === name) return l.counted;
     return undefined;
+  }
+
+  /** Whether the connector named so is being (re)started: not live this instant, but live again in a moment. */
+  isStarting(name: string): boolean {
+    return this.starting.has(name);
   }
 
   nameOf(id: string): string | undefined {

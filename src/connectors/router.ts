@@ -45,6 +45,11 @@ export class ConnectorRouter implements Router {
     return this.registry.byName(name);
   }
 
+  /** Whether the connector named so is being restarted (its definition changed): back in a moment. */
+  isStarting(name: string): boolean {
+    return this.registry.isStarting(name);
+  }
+
   state(name: string): ConnectorLiveState | undefined {
     return this.registry.state(name);
   }

@@ -278,6 +278,8 @@ export interface ConnectorLiveState {
 export interface Router {
   route(m: RoutableMessage): RouteChoice;
   connector(name: string): Connector | undefined;
+  /** Whether the connector named so is being restarted (its definition changed): live again in a moment. */
+  isStarting(name: string): boolean;
   /** A running connector's state on this node, or undefined when it does not run here. */
   state(name: string): ConnectorLiveState | undefined;
 }

@@ -30,10 +30,10 @@ export function connectorRoutes(app: FastifyInstance, services: Services): void 
     const handler = async (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
       const { name } = req.params as { name: string; '*': string };
       const path = `/${(req.params as { '*': string })['*'] ?? ''}`;
-      const route = services.router
-        .connector(name)
-        ?.routes?.()
-        .find((r) => r.method === req.method && r.path === path);
+      const connector = services.router.connector(name);
+      // A callback that comes while its connector restarts is answered with a status its sender retries, not lost.
+      if (!connector && services.router.isStarting(name)) fail('UNAVAILABLE', `connector ${name} is restarting; try again in a moment`);
+      const route = connector?.routes?.().find((r) => r.method === req.method && r.path === path);
       if (!route) fail('NOT_FOUND', `connector ${name} has no route ${req.method} ${path}`);
       if (route.access === 'operator') await requireAdmin(services, req);
       const raw = typeof req.body === 'string' ? req.body : '';
