@@ -33,6 +33,12 @@ export interface WebhookSenderOptions {
 const SETTLE_LINGER_MS = 20;
 /** Deliveries written within this long of each other are claimed together. */
 const CLAIM_LINGER_MS = 5;
+/**
+ * While an origin holds its share here, a claim leaves its deliveries out and so reads past that origin's whole
+ * backlog (no index serves `origin not in (…)`): such claims, for new deliveries to other origins, run at most this
+ * often instead of after every write (3-4 ms each with 20,000 waiting, 30 a second).
+ */
+const BUSY_CLAIM_INTERVAL_MS = 250;
 
 type Delivery = Awaited<ReturnType<WebhookOutbox['claim']>>[number];
 
@@ -69,6 +75,7 @@ export class WebhookSender {
   private full = false;
   /** Origins left out of the last claim: their queue here was full. */
   private busy = new Set<string>();
+  private lastClaimAt = 0;
 
   constructor(
     private readonly outbox: WebhookOutbox,
@@ -94,7 +101,7 @@ export class WebhookSender {
       if (retryAt !== null) this.loop.at(onRetryGrid(retryAt));
       // A delivery that ended was holding back a later one of its message (they go in order). Only then: a claim
       // after every batch of outcomes reads past every delivery waiting for a busy origin.
-      if (unblocked) this.loop.at(Date.now() + CLAIM_LINGER_MS);
+      if (unblocked) this.claimSoon();
       return items.map((): void => undefined);
     }, 500, SETTLE_LINGER_MS);
   }
@@ -115,7 +122,12 @@ export class WebhookSender {
 
   /** New deliveries were written: claimed a moment later, with whatever else is written meanwhile. */
   wake(): void {
-    this.loop.at(Date.now() + CLAIM_LINGER_MS);
+    this.claimSoon();
+  }
+
+  private claimSoon(): void {
+    const soon = Date.now() + CLAIM_LINGER_MS;
+    this.loop.at(this.busy.size > 0 ? Math.max(soon, this.lastClaimAt + BUSY_CLAIM_INTERVAL_MS) : soon);
   }
 
   private async run(): Promise<number | null> {
@@ -128,6 +140,7 @@ export class WebhookSender {
       }
       this.busy = new Set([...this.heldPerOrigin].filter(([, n]) => n >= this.maxHeldPerOrigin).map(([o]) => o));
       const busy = [...this.busy];
+      this.lastClaimAt = Date.now();
       const { rows: claimed, nextDue } = await this.outbox.claimWithNextDue(Date.now(), room, this.leaseMs, busy);
       if (this.loop.isStopped) return null;
       const deferred: string[] = [];
