@@ -72,7 +72,7 @@ export async function startBenchServer(env: Record<string, string> = {}, options
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // As `npm run serve` starts it (package.json): a smaller young generation and two malloc arenas (see the README's
   // "Memory"), unless the flags or the environment say otherwise.
-  const memoryArgs = nodeArgs.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=8'];
+  const memoryArgs = nodeArgs.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=16'];
   const command = [process.execPath, ...memoryArgs, ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'];
   // taskset execs the server: the child's pid stays the server's own.
   if (options.cpus !== undefined) command.unshift('taskset', '-c', options.cpus);
