@@ -14,12 +14,23 @@ if (target) {
   // SIGUSR2 starts the count afresh: what a process does from a given moment (idle after a load, say).
   process.on('SIGUSR2', () => spent.clear());
   process.on('exit', () => {
-    const rows = [...spent].sort((a, b) => b[1].ms - a[1].ms);
+    // Batches of different sizes are one statement: their lists of placeholders and rows counted as one.
+    const shapes = new Map<string, { calls: number; ms: number; max: number; slow: number }>();
+    for (const [source, v] of spent) {
+      const shape = source.replace(/\s+/g, ' ').replace(/\((?:\?|\$\d+)(?:, (?:\?|\$\d+))*\)(?:, \((?:\?|\$\d+)(?:, (?:\?|\$\d+))*\))*/g, '(…)');
+      const s = shapes.get(shape) ?? { calls: 0, ms: 0, max: 0, slow: 0 };
+      s.calls += v.calls;
+      s.ms += v.ms;
+      s.max = Math.max(s.max, v.max ?? 0);
+      s.slow += v.slow ?? 0;
+      shapes.set(shape, s);
+    }
+    const rows = [...shapes].sort((a, b) => b[1].ms - a[1].ms);
     const total = rows.reduce((sum, [, v]) => sum + v.ms, 0);
     const calls = rows.reduce((sum, [, v]) => sum + v.calls, 0);
     const lines = rows
       .slice(0, 40)
-      .map(([source, v]) => `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs max ${(v.max ?? 0).toFixed(1)} slow ${v.slow ?? 0} ${source.replace(/\s+/g, ' ').slice(0, 240)}`);
+      .map(([source, v]) => `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs max ${(v.max ?? 0).toFixed(1)} slow ${v.slow} ${source.slice(0, 240)}`);
     writeFileSync(target, [`${calls} statements, ${total.toFixed(0)} ms`, ...lines, ''].join('\n'));
   });
 }
