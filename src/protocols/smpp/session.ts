@@ -158,6 +158,8 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
   private reading = false;
   private pausedForHandlers = false;
   private pausedForWrite = false;
+  /** Frames written in this turn of the event loop go out together, in one system call, at its end. */
+  private corked = false;
   private running = 0;
   private bindInProgress = false;
   private closing = false;
@@ -471,6 +473,16 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
 
   private write(frame: Buffer): boolean {
     if (this.socket.destroyed || !this.socket.writable) return false;
+    // A batch committed answers its submits all at once, receipts go out by the hundred: one writev for them all
+    // instead of a write each (a tenth of the thread under load).
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
     const ok = this.socket.write(frame);
     if (!ok && !this.pausedForWrite) {
       // The peer is not reading what we send: stop reading what it sends until our output drains.
