@@ -1,7 +1,7 @@
 /**
  * SMPP cases of `npm run bench` (`npm run bench smpp`, or `node --import tsx bench/smpp.ts` alone). On each database,
- * Tern is started on a database already holding BENCH_RSS_STORED_MESSAGES (1,000,000) messages (fill.ts); one
- * transceiver with a window of 100 submits BENCH_SMPP_MESSAGES (50,000) messages asking for receipts: submits/s with
+ * Tern is started on a database already holding BENCH_RSS_STORED_MESSAGES (1,000,000) messages (fill.ts) and a
+ * deliver_sm window of 100 (TERN_SMPP_WINDOW); one transceiver with a window of 100 submits BENCH_SMPP_MESSAGES (50,000) messages asking for receipts: submits/s with
  * p50/p99 from submit_sm to submit_sm_resp, and receipts/s as they come back as deliver_sm on the same session. Then
  * the server is left idle BENCH_IDLE_SECONDS (600) and its resident memory read at the start and the end of it.
  * As a baseline, the same client and window against the `smpp` package's own server, which answers every
@@ -112,7 +112,11 @@ interface TernSmpp {
 async function ternCase(dialect: Dialect): Promise<TernSmpp> {
   const filled = await freshFill(dialect, STORED);
   try {
-    const server = await startBenchServer({ TERN_ADMIN_KEY: ADMIN_KEY, TERN_RETENTION_DAYS: '36500' }, { dialect, databaseUrl: filled.databaseUrl });
+    // The same window both ways: Tern keeps as many deliver_sm in flight to the client as the client keeps submits.
+    const server = await startBenchServer(
+      { TERN_ADMIN_KEY: ADMIN_KEY, TERN_RETENTION_DAYS: '36500', TERN_SMPP_WINDOW: String(WINDOW) },
+      { dialect, databaseUrl: filled.databaseUrl },
+    );
     try {
       return await submitAndIdle(server, dialect);
     } finally {
@@ -217,7 +221,7 @@ export async function runSmppBench(): Promise<Result[]> {
   };
   return [
     {
-      case: `SMPP submit_sm ÷ smpp package loopback, 1 transceiver, window ${WINDOW}, ${MESSAGES} messages, ${stored} stored`,
+      case: `SMPP submit_sm ÷ smpp package loopback, 1 transceiver, window ${WINDOW} (and TERN_SMPP_WINDOW=${WINDOW} for deliver_sm), ${MESSAGES} messages, ${stored} stored`,
       target: `≥ ${TARGET_SUBMIT_RATIO}`,
       ...cells((t) => {
         const ratio = t.submit.rate / baseline.rate;

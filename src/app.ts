@@ -318,6 +318,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const smppServer = createSmppServer({
     host: config.smppHost,
     port: config.smppPort,
+    window: config.smppWindow,
     ...(config.smppTlsPort !== null &&
       config.smppTlsCert !== null &&
       config.smppTlsKey !== null && {

@@ -20,6 +20,8 @@ export interface TernConfig {
   httpPort: number;
   smppHost: string;
   smppPort: number;
+  /** deliver_sm (receipts, MO) sent on one SMPP session and not yet answered, at most. */
+  smppWindow: number;
   smppTlsPort: number | null;
   smppTlsCert: string | null;
   smppTlsKey: string | null;
@@ -101,6 +103,7 @@ const SETTINGS = {
   TERN_HTTP_PORT: 'httpPort',
   TERN_SMPP_HOST: 'smppHost',
   TERN_SMPP_PORT: 'smppPort',
+  TERN_SMPP_WINDOW: 'smppWindow',
   TERN_SMPP_TLS_PORT: 'smppTlsPort',
   TERN_SMPP_TLS_CERT: 'smppTlsCert',
   TERN_SMPP_TLS_KEY: 'smppTlsKey',
@@ -302,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     httpPort: int('TERN_HTTP_PORT', 8080, 0, 65535)!,
     smppHost: str('TERN_SMPP_HOST', '0.0.0.0')!,
     smppPort: int('TERN_SMPP_PORT', 8776, 0, 65535)!,
+    smppWindow: int('TERN_SMPP_WINDOW', 10, 1, 1_000)!,
     smppTlsPort,
     smppTlsCert,
     smppTlsKey,

@@ -144,7 +144,7 @@ function udh16(ref: number, total: number, seqNo: number): Buffer {
 forEachDialect('SMPP gateway', (dialect) => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer(dialect, { TERN_MESSAGE_VALIDITY_SECONDS: '3' });
+    server = await startTestServer(dialect, { TERN_MESSAGE_VALIDITY_SECONDS: '3', TERN_SMPP_WINDOW: '7' });
   });
   after(async () => {
     for (const e of esmes) e.close();
@@ -501,6 +501,26 @@ forEachDialect('SMPP gateway', (dialect) => {
     await sleep(200);
     assert.equal(rx.delivers.filter(receiptFor(okOne['message_id'] as string)).length, 0, 'no receipt for a delivered message under failure-only');
     assert.equal(rx.delivers.filter(receiptFor(none['message_id'] as string)).length, 0, 'no receipt when none was asked');
+  });
+
+  test('at most TERN_SMPP_WINDOW (7 here) deliver_sm wait for their response on a session; the rest follow as they are answered', async () => {
+    assert.throws(() => loadConfig({ TERN_SMPP_WINDOW: '0' }), /TERN_SMPP_WINDOW/);
+    assert.equal(loadConfig({}).smppWindow, 10);
+    const { systemId, password } = await smppTenant(server);
+    const trx = await Esme.bound(server.smppPort, 'bind_transceiver', systemId, password);
+    trx.answer = null;
+    const sent = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => trx.submit({ destination_addr: `3361234${String(5000 + i)}`, short_message: encodeGsm7(`w${i}`), registered_delivery: 1 })),
+    );
+    assert.ok(sent.every((r) => r.command_status === 0));
+    await eventually(async () => (trx.delivers.length >= 7 ? true : undefined), 10_000, 'seven receipts');
+    await sleep(500);
+    assert.equal(trx.delivers.length, 7, 'no more than the window while none is answered');
+    for (const pdu of trx.delivers) trx.session.send(pdu.response());
+    trx.answer = 0;
+    await eventually(async () => (trx.delivers.length === 15 ? true : undefined), 10_000, 'the other eight');
+    const ids = new Set(trx.delivers.map((p) => p['receipted_message_id']));
+    assert.deepEqual([...ids].sort(), sent.map((r) => r['message_id']).sort());
   });
 
   test("Kannel's defaults: registered_delivery 0x11 and esm_class 3 get a receipt", async () => {
