@@ -13,7 +13,7 @@ import type {
   SubmitResult,
 } from '../../core/ports.ts';
 import { fenced } from '../../core/ports.ts';
-import { randomHex } from '../../core/domain/ids.ts';
+import { uuidv7 } from '../../core/domain/ids.ts';
 import type { NumberLookup } from '../../core/lookup/enrich.ts';
 import type { LiveStatus } from '../../core/lookup/number-status.ts';
 import { SimulatorHlr } from './hlr.ts';
@@ -120,7 +120,7 @@ export class Simulator implements Connector {
         results.push({ ok: true, upstreamId: prior.upstreamId });
         continue;
       }
-      const upstreamId = prior?.upstreamId ?? randomHex(8);
+      const upstreamId = prior?.upstreamId ?? uuidv7(now).replace(/-/g, '');
       const text = heardText(m);
       const base: Submission = { type: m.type, upstreamId, recipient: m.recipient, accepted: false, duplicates: 0, next: null, ...(text !== null && { text }) };
       const fate = this.fate(m, prior !== undefined);

@@ -18,11 +18,6 @@ function random(n: number): Buffer {
   return out;
 }
 
-/** `bytes` random bytes as hex, from the same pool (no call into the CSPRNG per id). */
-export function randomHex(bytes: number): string {
-  return random(bytes).toString('hex');
-}
-
 /**
  * RFC 9562 UUIDv7: 48-bit Unix milliseconds, then a 12-bit counter seeded randomly each millisecond so ids made
  * in the same millisecond by this process still sort in creation order. Time-ordered keys keep B-tree inserts

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isUuid, randomHex, uuidv7 } from '../../../src/core/domain/ids.ts';
+import { isUuid, uuidv7 } from '../../../src/core/domain/ids.ts';
 
 test('uuidv7: RFC 9562 layout with the millisecond timestamp first', () => {
   const t = Date.UTC(2026, 10, 21, 8, 0, 0, 123);
@@ -20,14 +20,4 @@ test('isUuid refuses what is not a UUID', () => {
   for (const bad of ['', 'x', '01a1fd1c-2728-7197-b674', '01a1fd1c27287197b67421422b8b05f1', '01a1fd1c-2728-7197-b674-21422b8b05fg']) {
     assert.equal(isUuid(bad), false, bad);
   }
-});
-
-test('randomHex: as many random bytes as asked, in hex, different each time', () => {
-  const seen = new Set<string>();
-  for (let i = 0; i < 2_000; i++) {
-    const h = randomHex(8);
-    assert.match(h, /^[0-9a-f]{16}$/);
-    seen.add(h);
-  }
-  assert.equal(seen.size, 2_000, 'no repeats across pool refills');
 });
