@@ -217,10 +217,38 @@ export async function openStore(databaseUrl: string, nodeId = `node-${process.pi
   return store;
 }
 
+/**
+ * The database as the migrator sees it on PostgreSQL: its introspection limited to Tern's own schema. Kysely's looks
+ * for the migration tables by reading every table of every schema, calling functions on each, and failed when
+ * another schema was dropped meanwhile ("relation … does not exist"): a node starting while another application,
+ * or another Tern, dropped its schema in the same database.
+ */
+function introspectingOwnSchema(db: Kysely<Database>, schema: string | null): Kysely<Database> {
+  const getTables = async () => {
+    const res = await sql<{ name: string; schema: string; kind: string }>`
+      select c.relname as name, n.nspname as schema, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = ${schema ?? sql`current_schema()`} and c.relkind in ('r', 'p', 'v')`.execute(db);
+    return res.rows.map((r) => ({ name: r.name, schema: r.schema, isView: r.kind === 'v', columns: [] }));
+  };
+  const introspection = {
+    getSchemas: () => db.introspection.getSchemas(),
+    getTables,
+    getMetadata: async () => ({ tables: await getTables() }),
+  };
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'introspection') return introspection;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 async function migrate(store: Store): Promise<void> {
   if (store.schema) await sql`create schema if not exists ${sql.id(store.schema)}`.execute(store.db);
   const migrator = new Migrator({
-    db: store.db,
+    db: store.dialect === 'postgres' ? introspectingOwnSchema(store.db, store.schema) : store.db,
     // Without it the migrator finds its lock table in any schema of the database and skips creating its own.
     ...(store.schema ? { migrationTableSchema: store.schema } : {}),
     provider: {
