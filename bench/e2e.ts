@@ -22,7 +22,8 @@ interface TernRun extends EndToEnd {
 }
 
 async function ternEndToEnd(dialect: Dialect): Promise<TernRun> {
-  const server = await startBenchServer({ TERN_WEBHOOK_ALLOW_PRIVATE: 'true' }, { dialect });
+  // As many webhook requests at once to the receiver as the load keeps sends in flight.
+  const server = await startBenchServer({ TERN_WEBHOOK_ALLOW_PRIVATE: 'true', TERN_WEBHOOK_CONNECTIONS: String(CONNECTIONS) }, { dialect });
   try {
     const t = await benchTenant(server.url);
     const { secret } = await api(server.url, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, t.key);
@@ -102,7 +103,7 @@ export async function runEndToEndBench(): Promise<Result[]> {
   };
   return [
     {
-      case: `end to end: REST send → DELIVERED → signed status webhook verified, ${MESSAGES} messages, ${CONNECTIONS} connections`,
+      case: `end to end: REST send → DELIVERED → signed status webhook verified, ${MESSAGES} messages, ${CONNECTIONS} connections (and TERN_WEBHOOK_CONNECTIONS=${CONNECTIONS})`,
       target: `≥ ${TARGET_TIMES_KANNEL} × Kannel`,
       ...cells(tern),
     },

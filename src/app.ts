@@ -310,7 +310,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   const receiptMatcher = new Loop((): Promise<number | null> => carrierEvents.retryUnmatched(Date.now()), null, (err) =>
     logger.error({ err }, 'matching kept receipts failed; retrying'),
   );
-  const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate });
+  const webhookClient = new WebhookHttpClient({ allowPrivate: config.webhookAllowPrivate, maxConcurrentPerHost: config.webhookConnections });
   const webhookSender = new WebhookSender(webhooks, webhookClient, messaging, logger.child({ component: 'webhooks' }), {
     leaseMs: config.dispatchLeaseMs,
     onFenced: (when, n) => services.metrics.fenced.inc({ queue: 'webhooks', when: `${when}_send` }, n),

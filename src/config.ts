@@ -37,6 +37,8 @@ export interface TernConfig {
   logLevel: LogLevel;
   logFormat: LogFormat | null;
   webhookAllowPrivate: boolean;
+  /** Webhook requests in flight to one origin (scheme, host and port) at once, per node. */
+  webhookConnections: number;
   webhookRetrySchedule: string;
   /** Validity of a message at the operator before it expires, in seconds. */
   messageValiditySeconds: number;
@@ -117,6 +119,7 @@ const SETTINGS = {
   TERN_LOG_LEVEL: 'logLevel',
   TERN_LOG_FORMAT: 'logFormat',
   TERN_WEBHOOK_ALLOW_PRIVATE: 'webhookAllowPrivate',
+  TERN_WEBHOOK_CONNECTIONS: 'webhookConnections',
   TERN_WEBHOOK_RETRY_SCHEDULE: 'webhookRetrySchedule',
   TERN_MESSAGE_VALIDITY_SECONDS: 'messageValiditySeconds',
   TERN_SIMULATOR_SUBMIT_LATENCY_MS: 'simulatorSubmitLatencyMs',
@@ -319,6 +322,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TernConfig {
     logLevel,
     logFormat: logFormat as LogFormat | null,
     webhookAllowPrivate: bool('TERN_WEBHOOK_ALLOW_PRIVATE', false),
+    webhookConnections: int('TERN_WEBHOOK_CONNECTIONS', 8, 1, 1_000)!,
     webhookRetrySchedule: retrySchedule,
     messageValiditySeconds: int('TERN_MESSAGE_VALIDITY_SECONDS', 172_800, 1, 30 * 86_400)!,
     simulator: {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { loadConfig } from '../../../src/config.ts';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../../support/receiver.ts';
 import {
   createTenant,
@@ -40,6 +41,7 @@ forEachDialect('webhooks', (dialect) => {
     server = await startTestServer(dialect, {
       TERN_MESSAGE_VALIDITY_SECONDS: '2',
       TERN_WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms,400ms,500ms,600ms',
+      TERN_WEBHOOK_CONNECTIONS: '5',
     });
     receiver = await startReceiver();
   });
@@ -220,7 +222,7 @@ forEachDialect('webhooks', (dialect) => {
     }
   });
 
-  test('a receiver that hangs delays neither status updates nor other receivers', async () => {
+  test('a receiver that hangs delays neither status updates nor other receivers, and holds TERN_WEBHOOK_CONNECTIONS (5 here) requests at most', async () => {
     const slow = await startReceiver();
     slow.respond = () => 'hang';
     const fast = await startReceiver();
@@ -235,7 +237,11 @@ forEachDialect('webhooks', (dialect) => {
         const ok = new Set(fast.delivered().filter((r) => r.json?.status?.value === 'DELIVERED').map((r) => r.json.messageId));
         return fastOnes.every((m) => ok.has(m.messageId)) ? true : undefined;
       });
-      assert.ok(slow.hanging > 0, 'the slow receiver still holds requests');
+      assert.equal(loadConfig({}).webhookConnections, 8, 'the default');
+      assert.throws(() => loadConfig({ TERN_WEBHOOK_CONNECTIONS: '0' }), /TERN_WEBHOOK_CONNECTIONS/);
+      await eventually(async () => (slow.hanging === 5 ? true : undefined), 5_000, 'five requests held');
+      await sleep(300);
+      assert.equal(slow.hanging, 5, 'no more at once than TERN_WEBHOOK_CONNECTIONS');
       assert.equal(slow.delivered().length, 0);
       for (const m of slowOnes.slice(0, 5)) {
         const g = await request(server, 'GET', `/sms/v1/messages/${m.messageId}`, { key: a.key });
