@@ -64,11 +64,12 @@ export class LeasedQueue<Row> {
   }
 
   /**
-   * Claims like `claim`, and says when the next row falls due after `now` (null: none), for a worker to sleep until
-   * then: on PostgreSQL in the claim's own statement (one round trip instead of two on every pass), on SQLite by a
-   * second look only when the claim took fewer rows than it could. A claim that took fewer took every row it could
-   * claim now, so the look starts after now: the rows due now that it left (leased, not ready, outside `where`) are
-   * never the answer, and reading past them was most of the look's cost (a busy webhook origin's backlog: 3 ms).
+   * Claims like `claim`, and says when the earliest row left unclaimed falls due (null: none), for a worker to sleep
+   * until then: on PostgreSQL in the claim's own statement (one round trip instead of two on every pass), on SQLite
+   * by a second look only when the claim took fewer rows than it could. A claim that took fewer took every row it
+   * could claim now, so SQLite's look starts after now: the rows due now that it left (leased, not ready, outside
+   * `where`) are never the answer, and reading past them was most of the look's cost (a busy webhook origin's
+   * backlog: 3 ms).
    */
   async claimWithNextDue(opts: ClaimOptions): Promise<{ rows: Row[]; nextDue: number | null }> {
     if (this.store.dialect !== 'postgres') {
@@ -77,15 +78,19 @@ export class LeasedQueue<Row> {
     }
     const { table, assignments, picked, free } = this.claiming(opts);
     const due = sql.ref(this.definition.due);
-    // One row even when nothing is claimed (the left join), each carrying the next due time (after now, so the rows
-    // just picked, which the statement still sees unleased, are not among them).
+    // One row even when nothing is claimed (the left join), each carrying the next due time; the rows just picked
+    // are left out of it, as the statement still sees them unleased. Unlike SQLite's look this one reads from the
+    // first row due: that index scan is what marks the entries of rows no longer due as dead, which keeps the
+    // claims' bitmap scans short on a table updated this fast (starting after now, a 20,000-message run's claims
+    // read 27,000 dead entries each and PostgreSQL spent 60 % more CPU).
     const res = await sql<Row & { tern_next_due: number | string | null }>`
       with picked as (${picked} for update skip locked), claimed as (
         update ${table} set ${assignments}
         where (${this.keyList}) in (select ${this.keyList} from picked)
         returning ${table}.*
       )
-      select (select ${due} from ${table} where ${due} > ${opts.now} and ${free}
+      select (select ${due} from ${table} where ${due} is not null and ${free}
+                and (${this.keyList}) not in (select ${this.keyList} from picked)
               order by ${due} limit 1) as tern_next_due, claimed.*
       from (select 1) as one left join claimed on true`.execute(this.store.db);
     const first = res.rows[0];

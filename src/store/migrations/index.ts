@@ -24,6 +24,7 @@ import * as rollupShards from './028-rollup-shards.ts';
 import * as connectorRecordLanes from './029-connector-record-lanes.ts';
 import * as scheduledMessages from './030-scheduled-messages.ts';
 import * as consumptionEpochs from './031-consumption-epochs.ts';
+import * as webhookPendingMessage from './032-webhook-pending-message.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '029-connector-record-lanes': connectorRecordLanes,
   '030-scheduled-messages': scheduledMessages,
   '031-consumption-epochs': consumptionEpochs,
+  '032-webhook-pending-message': webhookPendingMessage,
 };
