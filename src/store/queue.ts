@@ -82,7 +82,7 @@ export class LeasedQueue<Row> {
     // are left out of it, as the statement still sees them unleased. Unlike SQLite's look this one reads from the
     // first row due: that index scan is what marks the entries of rows no longer due as dead, which keeps the
     // claims' bitmap scans short on a table updated this fast (starting after now, a 20,000-message run's claims
-    // read 27,000 dead entries each and PostgreSQL spent 60 % more CPU).
+    // read up to 27,000 dead entries each and PostgreSQL spent 60 % more CPU).
     const res = await sql<Row & { tern_next_due: number | string | null }>`
       with picked as (${picked} for update skip locked), claimed as (
         update ${table} set ${assignments}
