@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret } from '../../../src/core/tenancy/keys.ts';
 import { signWebhook } from '../../../src/doors/webhooks/signing.ts';
@@ -65,6 +66,24 @@ describe('signWebhook', () => {
     assert.deepEqual(new Webhook(SECRET_B).verify(body, headers), JSON.parse(body));
     assert.throws(() => new Webhook(generateWebhookSecret()).verify(body, headers), /No matching signature/);
     assert.throws(() => new Webhook(SECRET_A).verify(`${body}x`, headers), /No matching signature/);
+  });
+
+  it('signs exactly as standardwebhooks does, for any secret, id, time and body (seeded)', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 1, maxLength: 64 }),
+        fc.string({ minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 4_102_444_800_000 }),
+        fc.string({ unit: 'binary', maxLength: 2_000 }),
+        (bytes, id, ms, text) => {
+          const secret = `whsec_${Buffer.from(bytes).toString('base64')}`;
+          const at = new Date(ms);
+          const headers = signWebhook({ secrets: [secret], id, timestamp: at, body: text });
+          assert.equal(headers['webhook-signature'], new Webhook(secret).sign(id, at, text));
+        },
+      ),
+      { seed: 20261128, numRuns: 300 },
+    );
   });
 
   it('rejects missing or malformed input without echoing secrets', () => {
