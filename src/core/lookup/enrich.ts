@@ -70,22 +70,23 @@ export function lookupNumber(msisdn: string): Promise<NumberLookup> {
 
 /**
  * The delivery-report `status.lookup` object, or null when the number's country is unknown: the lookup's country,
- * network and MCC/MNC, from the number's range alone (no formats).
+ * network and MCC/MNC, from the number's range alone (no formats). `range`: the number's `numberRange`, when the
+ * caller has it already (parsing is most of the cost, and a send parses its recipient once).
  */
-export function networkLookup(msisdn: string): Promise<NetworkLookup | null> {
+export function networkLookup(msisdn: string, range?: NumberRange): Promise<NetworkLookup | null> {
   const normalised = normaliseMsisdn(msisdn);
   const key = normalised.ok ? normalised.msisdn : String(msisdn);
   let lookup = networkLookups.get(key);
   if (!lookup) {
-    lookup = networkOf(key);
+    lookup = networkOf(key, key === msisdn ? range : undefined);
     networkLookups.set(key, lookup);
     lookup.catch(() => networkLookups.delete(key));
   }
   return lookup;
 }
 
-async function networkOf(msisdn: string): Promise<NetworkLookup | null> {
-  const range = numberRange(msisdn);
+async function networkOf(msisdn: string, known?: NumberRange): Promise<NetworkLookup | null> {
+  const range = known ?? numberRange(msisdn);
   if (range.isoCountryCode === null) return null;
   const country = countryName(range.isoCountryCode);
   const { network, operator } = await carrierOf(msisdn, range, country);

@@ -1,7 +1,7 @@
 import { instantOfRequestedDate, type RequestedDate } from '../domain/dates.ts';
 import { uuidv7 } from '../domain/ids.ts';
 import type { Locale } from '../domain/locale.ts';
-import { checkNumber, type CountryCode, normaliseMsisdn } from '../domain/phone.ts';
+import { type CountryCode, normaliseMsisdn, numberRange } from '../domain/phone.ts';
 import type { PriceList } from '../domain/pricing.ts';
 import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, type TextEncoding, TextError } from '../domain/text.ts';
 import { callbackUrlProblem } from '../domain/urls.ts';
@@ -144,8 +144,8 @@ export async function prepareSms(channel: Channel, input: SmsSendInput, ctx: Pre
   const now = ctx.now;
   const sendAt = resolveSendAt(input.sentDate, now, ctx.locale.timeZone);
 
-  const number = checkNumber(recipient);
-  const network = number.valid ? await networkLookup(recipient) : null;
+  const number = numberRange(recipient);
+  const network = number.valid ? await networkLookup(recipient, number) : null;
   const unit = ctx.priceList.unitPrice('SMS', number.isoCountryCode, 'SMS') ?? 0;
   const units = analysis.messagePartCount;
   const id = input.messageId ?? uuidv7(now);

@@ -1,4 +1,4 @@
-import { checkNumber } from '../domain/phone.ts';
+import { numberRange } from '../domain/phone.ts';
 import { fail } from '../errors.ts';
 import { networkLookup } from '../lookup/enrich.ts';
 import { normaliseRecipient } from '../messaging/sms.ts';
@@ -41,8 +41,8 @@ export async function explainRoute(router: Router, tenancy: TenancyService, q: R
     organisationId = channel.organisationId;
     flow = q.flow ?? channel.flow;
   }
-  const number = checkNumber(recipient);
-  const network = number.valid ? await networkLookup(recipient) : null;
+  const number = numberRange(recipient);
+  const network = number.valid ? await networkLookup(recipient, number) : null;
   if (!number.valid && type !== 'LOOKUP') fail('INVALID_PHONE_NUMBER', 'is not a valid phone number: such a message ends UNDELIVERABLE before routing', 'to');
   const choice = router.route({
     type,
