@@ -180,6 +180,7 @@ function program(ctx: Context, io: Io): Command {
     .option('--allowed-ip <cidr>', 'an address or CIDR range binds may come from; repeat for several', collect)
     .option('--max-binds <n>', 'sessions at once (default 10)')
     .option('--tps <n>', 'submits a second (default: no limit)')
+    .option('--window <n>', "deliver_sm a session sends before waiting for their responses (default: the server's)")
     .addOption(channelOption())
     .option('--json', 'JSON')
     .action((systemId, o) => settings.smppCreate(ctx, systemId, o));

@@ -332,6 +332,8 @@ export interface SmppCredentialTable {
   max_binds: number;
   /** Submits a second; 0: no limit. */
   tps: number;
+  /** deliver_sm a session sends before waiting for their responses; 0: the node's TERN_SMPP_WINDOW. */
+  deliver_window: number;
   state: string;
   created_at: number;
 }

@@ -13,6 +13,8 @@ export interface SmppCredential {
   allowedIps: string[];
   maxBinds: number;
   tps: number;
+  /** deliver_sm unanswered at once on each of its sessions; 0: the node's setting. */
+  window: number;
   state: 'ACTIVE' | 'DISABLED';
   createdAt: number;
 }
@@ -27,6 +29,7 @@ export function toSmppCredential(r: SmppCredentialTable): SmppCredential {
     allowedIps: JSON.parse(r.allowed_ips) as string[],
     maxBinds: r.max_binds,
     tps: r.tps,
+    window: r.deliver_window,
     state: r.state as SmppCredential['state'],
     createdAt: r.created_at,
   };
@@ -44,6 +47,7 @@ export async function insertSmppCredential(db: Db, c: SmppCredential): Promise<v
       allowed_ips: JSON.stringify(c.allowedIps),
       max_binds: c.maxBinds,
       tps: c.tps,
+      deliver_window: c.window,
       state: c.state,
       created_at: c.createdAt,
     })
@@ -82,17 +86,18 @@ export async function listActiveCredentialIdsOfChannels(db: Db, channelIds: stri
     .execute();
 }
 
-/** Changes a credential's password hash, allowed addresses, bind count or rate. */
+/** Changes a credential's password hash, allowed addresses, bind count, rate or window. */
 export async function updateSmppCredential(
   db: Db,
   id: string,
-  patch: Partial<Pick<SmppCredential, 'passwordHash' | 'allowedIps' | 'maxBinds' | 'tps'>>,
+  patch: Partial<Pick<SmppCredential, 'passwordHash' | 'allowedIps' | 'maxBinds' | 'tps' | 'window'>>,
 ): Promise<void> {
   const set = {
     ...(patch.passwordHash !== undefined && { password_hash: patch.passwordHash }),
     ...(patch.allowedIps !== undefined && { allowed_ips: JSON.stringify(patch.allowedIps) }),
     ...(patch.maxBinds !== undefined && { max_binds: patch.maxBinds }),
     ...(patch.tps !== undefined && { tps: patch.tps }),
+    ...(patch.window !== undefined && { deliver_window: patch.window }),
   };
   // An empty patch changes nothing (and `set({})` is no SQL at all).
   if (Object.keys(set).length === 0) return;

@@ -152,6 +152,7 @@ function Smpp({ channelId }: { channelId: string }) {
         {(list.data?.items ?? []).map((c: any) => (
           <li>
             <code>{c.systemId}</code> · {c.state} · {c.maxBinds} binds · {c.tps ? `${c.tps} submits/s` : 'no rate limit'}
+            {c.window ? ` · window ${c.window}` : ''}
             {c.allowedIps.length ? ` · from ${c.allowedIps.join(', ')}` : ''}{' '}
             {c.state === 'ACTIVE' ? (
               <button type="button" class="small danger" onClick={() => void remove.run(c.smppCredentialId)}>

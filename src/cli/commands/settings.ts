@@ -63,15 +63,24 @@ export async function smppList(ctx: Context, o: { channel?: string; json?: boole
   if (res.items.length === 0) return line(ctx.io, 'No SMPP credential.');
   table(
     ctx.io,
-    ['id', 'system_id', 'state', 'binds', 'tps', 'allowed addresses', 'created'],
-    res.items.map((c: any) => [c.smppCredentialId, c.systemId, status(ctx.io, c.state), c.maxBinds, c.tps || 'no limit', c.allowedIps.join(', ') || 'any', date(c.creationDate)]),
+    ['id', 'system_id', 'state', 'binds', 'tps', 'window', 'allowed addresses', 'created'],
+    res.items.map((c: any) => [
+      c.smppCredentialId,
+      c.systemId,
+      status(ctx.io, c.state),
+      c.maxBinds,
+      c.tps || 'no limit',
+      c.window || "server's",
+      c.allowedIps.join(', ') || 'any',
+      date(c.creationDate),
+    ]),
   );
 }
 
 export async function smppCreate(
   ctx: Context,
   systemId: string,
-  o: { channel?: string; password?: string; allowedIp?: string[]; maxBinds?: string; tps?: string; json?: boolean },
+  o: { channel?: string; password?: string; allowedIp?: string[]; maxBinds?: string; tps?: string; window?: string; json?: boolean },
 ): Promise<void> {
   if (!o.password) throw new CliError('--password: required (at most 8 characters, the SMPP limit)', EXIT.USAGE);
   const num = (v: string | undefined, name: string) => {
@@ -83,15 +92,17 @@ export async function smppCreate(
   const channelId = await channelOf(ctx, o.channel);
   const maxBinds = num(o.maxBinds, '--max-binds');
   const tps = num(o.tps, '--tps');
+  const window = num(o.window, '--window');
   const c = await ctx.client.post(`/commons/v1/channels/${channelId}/smpp-credentials`, {
     systemId,
     password: o.password,
     ...(o.allowedIp && { allowedIps: o.allowedIp }),
     ...(maxBinds !== undefined && { maxBinds }),
     ...(tps !== undefined && { tps }),
+    ...(window !== undefined && { window }),
   });
   if (o.json) return json(ctx.io, c);
-  line(ctx.io, `SMPP credential ${c.smppCredentialId}: system_id ${c.systemId}, ${c.maxBinds} binds${c.tps ? `, ${c.tps} submits/s` : ''}.`);
+  line(ctx.io, `SMPP credential ${c.smppCredentialId}: system_id ${c.systemId}, ${c.maxBinds} binds${c.tps ? `, ${c.tps} submits/s` : ''}${c.window ? `, window ${c.window}` : ''}.`);
 }
 
 export async function smppDelete(ctx: Context, id: string, o: { channel?: string; json?: boolean }): Promise<void> {

@@ -94,6 +94,8 @@ export interface SmppCredentialInput {
   allowedIps?: string[];
   maxBinds?: number;
   tps?: number;
+  /** deliver_sm a session sends before waiting for their responses; 0: the node's TERN_SMPP_WINDOW. */
+  window?: number;
 }
 
 /** What can change in a credential; its system_id and channel stay. */
@@ -122,6 +124,13 @@ function checkedMaxBinds(maxBinds: number): number {
   return maxBinds;
 }
 
+export const MAX_SMPP_WINDOW = 1000;
+
+function checkedWindow(window: number): number {
+  if (!Number.isInteger(window) || window < 0 || window > MAX_SMPP_WINDOW) fail('INVALID_REQUEST', `0 (the node's setting) to ${MAX_SMPP_WINDOW}`, 'window');
+  return window;
+}
+
 function checkedTps(tps: number): number {
   if (!Number.isInteger(tps) || tps < 0 || tps > 100_000) fail('INVALID_REQUEST', '0 (no limit) to 100000', 'tps');
   return tps;
@@ -138,7 +147,7 @@ export async function activeCredentialsOfChannels(tx: Db, channelIds: string[]):
 
 /**
  * SMPP credentials: a system_id and password that bind to one SMS channel, with the addresses it may bind from,
- * how many sessions it may hold and its submit rate. Passwords are kept as salted scrypt hashes.
+ * how many sessions it may hold, its submit rate and its deliver_sm window. Passwords are kept as salted scrypt hashes.
  */
 export class SmppCredentialService {
   /** Credentials by id; null for one known not to exist (deleted). */
@@ -166,6 +175,7 @@ export class SmppCredentialService {
     const password = checkedPassword(input.password);
     const maxBinds = checkedMaxBinds(input.maxBinds ?? DEFAULT_MAX_BINDS);
     const tps = checkedTps(input.tps ?? 0);
+    const window = checkedWindow(input.window ?? 0);
     const allowedIps = normaliseAllowedIps(input.allowedIps ?? []);
     if (await findSmppCredentialBySystemId(this.store.db, systemId)) {
       fail('CONFLICT', `SMPP system_id "${systemId}" is already taken`);
@@ -179,6 +189,7 @@ export class SmppCredentialService {
       allowedIps,
       maxBinds,
       tps,
+      window,
       state: 'ACTIVE',
       createdAt: now,
     };
@@ -196,8 +207,8 @@ export class SmppCredentialService {
   }
 
   /**
-   * Changes a credential's password, allowed addresses, bind count or rate. New binds on every node check the new
-   * values at once; bound sessions keep their bind, and submit at the new rate.
+   * Changes a credential's password, allowed addresses, bind count, rate or window. New binds on every node check the
+   * new values at once; bound sessions keep their bind and their window, and submit at the new rate.
    */
   async update(id: string, patch: SmppCredentialPatch): Promise<SmppCredential> {
     const credential = (await findSmppCredential(this.store.db, id)) ?? fail('NOT_FOUND', `SMPP credential ${id} not found`);
@@ -207,12 +218,14 @@ export class SmppCredentialService {
       ...(patch.allowedIps !== undefined && { allowedIps: normaliseAllowedIps(patch.allowedIps) }),
       ...(patch.maxBinds !== undefined && { maxBinds: checkedMaxBinds(patch.maxBinds) }),
       ...(patch.tps !== undefined && { tps: checkedTps(patch.tps) }),
+      ...(patch.window !== undefined && { window: checkedWindow(patch.window) }),
     };
     await updateSmppCredential(this.store.db, id, {
       passwordHash: next.passwordHash,
       allowedIps: next.allowedIps,
       maxBinds: next.maxBinds,
       tps: next.tps,
+      window: next.window,
     });
     this.cache.delete(id);
     await this.store.signals.raise(this.store.db, 'settings');

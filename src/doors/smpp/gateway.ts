@@ -146,6 +146,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
         systemId: c.systemId,
         maxBinds: c.maxBinds,
         tps: c.tps,
+        window: c.window,
         channelId: c.channelId,
         organisationId: c.organisationId,
       },

@@ -24,6 +24,8 @@ export interface SmppPrincipal {
   maxBinds: number;
   /** submit_sm (and submit_multi destinations) a second; above it ESME_RTHROTTLED. 0 or less: no limit. */
   tps: number;
+  /** deliver_sm unanswered at once on each of its sessions; 0 or absent: the server's window. */
+  window?: number;
 }
 
 /**

@@ -265,6 +265,7 @@ export function createSmppServer<P extends SmppPrincipal>(options: SmppServerOpt
     byPrincipal.set(p.key, bound);
     conn.principal = p;
     conn.mode = mode;
+    if (p.window) conn.session.setWindow(p.window);
     conn.boundAt = now();
     metric('smpp_binds_total', { system_id: p.systemId, mode });
     sessionsGauge(p);

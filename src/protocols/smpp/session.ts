@@ -228,6 +228,21 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
   }
 
   /**
+   * Changes how many outbound requests may wait for their response at once (a server learns its peer's at the
+   * bind). A wider window sends what was queued at once; a narrower one lets those in flight finish.
+   */
+  setWindow(window: number): void {
+    if (!Number.isInteger(window) || window < 1) throw new RangeError('window must be at least 1');
+    this.opts.window = window;
+    this.pump();
+  }
+
+  /** Outbound requests that may wait for their response at once. */
+  get window(): number {
+    return this.opts.window;
+  }
+
+  /**
    * Sends a request through the window and resolves with its response (whatever its command_status; a
    * generic_nack answering it also resolves). Rejects on response timeout, a full queue, a state that does not
    * allow the command, or the session closing.

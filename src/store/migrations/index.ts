@@ -25,6 +25,7 @@ import * as connectorRecordLanes from './029-connector-record-lanes.ts';
 import * as scheduledMessages from './030-scheduled-messages.ts';
 import * as consumptionEpochs from './031-consumption-epochs.ts';
 import * as webhookPendingMessage from './032-webhook-pending-message.ts';
+import * as smppCredentialWindow from './033-smpp-credential-window.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '030-scheduled-messages': scheduledMessages,
   '031-consumption-epochs': consumptionEpochs,
   '032-webhook-pending-message': webhookPendingMessage,
+  '033-smpp-credential-window': smppCredentialWindow,
 };

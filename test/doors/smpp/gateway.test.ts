@@ -182,6 +182,7 @@ forEachDialect('SMPP gateway', (dialect) => {
     assert.equal(defaults.status, 201);
     assert.equal(defaults.body.maxBinds, 10);
     assert.equal(defaults.body.tps, 0);
+    assert.equal(defaults.body.window, 0, "0: the server's window");
     assert.deepEqual(defaults.body.allowedIps, []);
 
     const list = await request(server, 'GET', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: server.adminKey });
@@ -199,6 +200,9 @@ forEachDialect('SMPP gateway', (dialect) => {
       [{ systemId: 'bad', password: 'longer-than-8' }, /password/],
       [{ systemId: 'bad', password: 'x', maxBinds: 0 }, /maxBinds/],
       [{ systemId: 'bad', password: 'x', tps: -1 }, /tps/],
+      [{ systemId: 'bad', password: 'x', window: -1 }, /window/],
+      [{ systemId: 'bad', password: 'x', window: 1001 }, /window/],
+      [{ systemId: 'bad', password: 'x', window: 2.5 }, /window/],
     ] as const) {
       const r = await createSmppCredential(server, t.channelId, body);
       assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
@@ -521,6 +525,35 @@ forEachDialect('SMPP gateway', (dialect) => {
     await eventually(async () => (trx.delivers.length === 15 ? true : undefined), 10_000, 'the other eight');
     const ids = new Set(trx.delivers.map((p) => p['receipted_message_id']));
     assert.deepEqual([...ids].sort(), sent.map((r) => r['message_id']).sort());
+  });
+
+  test("a credential's window (3 here) replaces the server's for the sessions it binds; 0 gives the server's back to later binds", async () => {
+    const { t, systemId, password, credentialId } = await smppTenant(server, { credential: { window: 3 } });
+    const listed = await request(server, 'GET', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: server.adminKey });
+    assert.equal(listed.body.items[0].window, 3, listed.text);
+    const unanswered = async (expected: number) => {
+      const trx = await Esme.bound(server.smppPort, 'bind_transceiver', systemId, password);
+      trx.answer = null;
+      const sent = await Promise.all(
+        Array.from({ length: 9 }, (_, i) => trx.submit({ destination_addr: `3361235${String(5000 + i)}`, short_message: encodeGsm7(`c${i}`), registered_delivery: 1 })),
+      );
+      assert.ok(sent.every((r) => r.command_status === 0));
+      await eventually(async () => (trx.delivers.length >= expected ? true : undefined), 10_000, `${expected} receipts`);
+      await sleep(500);
+      assert.equal(trx.delivers.length, expected, 'no more than the window while none is answered');
+      for (const pdu of trx.delivers) trx.session.send(pdu.response());
+      trx.answer = 0;
+      await eventually(async () => (trx.delivers.length === 9 ? true : undefined), 10_000, 'the others as they are answered');
+      trx.close();
+    };
+    await unanswered(3);
+    const reset = await request(server, 'PATCH', `/admin/v1/smpp-credentials/${credentialId}`, { key: server.adminKey, body: { window: 0 } });
+    assert.equal(reset.status, 200, reset.text);
+    assert.equal(reset.body.window, 0);
+    await unanswered(7);
+    const bad = await request(server, 'PATCH', `/admin/v1/smpp-credentials/${credentialId}`, { key: server.adminKey, body: { window: 5000 } });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.detail, /window/);
   });
 
   test("Kannel's defaults: registered_delivery 0x11 and esm_class 3 get a receipt", async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
-import { MAX_ALLOWED_IPS, MAX_PASSWORD_LENGTH, MAX_SYSTEM_ID_LENGTH } from '../../../core/tenancy/smpp-credentials.ts';
+import { MAX_ALLOWED_IPS, MAX_PASSWORD_LENGTH, MAX_SMPP_WINDOW, MAX_SYSTEM_ID_LENGTH } from '../../../core/tenancy/smpp-credentials.ts';
 import type { SmppCredential } from '../../../core/types.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 
@@ -18,6 +18,13 @@ export const SmppCredentialCreate = Type.Object(
     ),
     maxBinds: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Sessions bound at once; default 10' })),
     tps: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, description: 'submit_sm a second (ESME_RTHROTTLED above); 0: no limit' })),
+    window: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_SMPP_WINDOW,
+        description: 'deliver_sm (receipts, MO) one session sends before waiting for their deliver_sm_resp; 0: the server setting TERN_SMPP_WINDOW. Sessions bound later use a change.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -28,6 +35,7 @@ export const SmppCredentialPatch = Type.Object(
     allowedIps: Type.Optional(SmppCredentialCreate.properties.allowedIps),
     maxBinds: Type.Optional(SmppCredentialCreate.properties.maxBinds),
     tps: Type.Optional(SmppCredentialCreate.properties.tps),
+    window: Type.Optional(SmppCredentialCreate.properties.window),
   },
   { additionalProperties: false },
 );
@@ -40,6 +48,7 @@ export const SmppCredentialView = Type.Object({
   allowedIps: Type.Array(Type.String()),
   maxBinds: Type.Integer(),
   tps: Type.Integer(),
+  window: Type.Integer(),
   state: Type.String(),
   creationDate: Type.String(),
 });
@@ -53,6 +62,7 @@ export function smppCredentialView(c: SmppCredential): Static<typeof SmppCredent
     allowedIps: c.allowedIps,
     maxBinds: c.maxBinds,
     tps: c.tps,
+    window: c.window,
     state: c.state,
     creationDate: new Date(c.createdAt).toISOString(),
   };
