@@ -241,6 +241,33 @@ describe('SmppSession outbound window', { timeout: 30_000 }, () => {
     await client.close();
   });
 
+  it('takes a new window while bound: a wider one sends what was queued at once, a narrower one lets those in flight finish first', async () => {
+    const { handler, gates } = gatedHandler();
+    const { port } = await serverSessions({ handler });
+    const client = await clientSession(port, { window: 1 });
+    await client.bind('bind_transmitter', { system_id: 'a' });
+    const results = [1, 2, 3, 4, 5, 6].map((i) => client.request('submit_sm', { destination_addr: String(i) }));
+    await eventually(() => gates.length === 1, 5_000, 'one request at the server');
+    client.setWindow(4);
+    assert.equal(client.window, 4);
+    await eventually(() => gates.length === 4, 5_000, 'three more sent at once');
+    client.setWindow(2);
+    for (const g of gates.slice(0, 2)) g.release();
+    await eventually(() => client.outbound.inFlight === 2, 5_000, 'two answered');
+    await sleep(50);
+    assert.deepEqual(client.outbound, { inFlight: 2, queued: 2 }, 'nothing more sent while two are in flight');
+    gates[2]!.release();
+    await eventually(() => gates.length === 5, 5_000, 'one more once one of the two is answered');
+    await sleep(50);
+    assert.equal(gates.length, 5);
+    for (const g of gates.slice(3)) g.release();
+    await eventually(() => gates.length === 6, 5_000, 'the last one');
+    gates[5]!.release();
+    assert.ok((await Promise.all(results)).every((r) => r.status === 0));
+    assert.throws(() => client.setWindow(0), RangeError);
+    await client.close();
+  });
+
   it('rejects at once when the window and the queue are full', async () => {
     const { handler } = gatedHandler();
     const { port } = await serverSessions({ handler });
