@@ -24,7 +24,7 @@ export interface SignWebhookInput {
  * separated by a space, which `standardwebhooks`' `Webhook.verify` splits and tries one by one.
  *
  * The library reads each secret (what it refuses is refused here); the HMAC itself is Node's: the library's is
- * written in JavaScript, 17 µs for a delivery report's body against 2 µs, on every attempt.
+ * written in JavaScript, and signing a delivery report took 17.5 µs with it against 4.1 µs, on every attempt.
  */
 export function signWebhook({ secrets, id, timestamp, body }: SignWebhookInput): WebhookSignatureHeaders {
   if (secrets.length === 0) throw new Error('cannot sign a webhook without a secret');
