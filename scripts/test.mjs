@@ -33,7 +33,7 @@ if (!process.env.TERN_TEST_DATABASE_URL) {
 
 const run = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=3', '--test-timeout=300000', ...files],
   { stdio: 'inherit' },
 );
 process.exit(run.status ?? 1);
