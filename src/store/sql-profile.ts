@@ -14,10 +14,11 @@ if (target) {
   // SIGUSR2 starts the count afresh: what a process does from a given moment (idle after a load, say).
   process.on('SIGUSR2', () => spent.clear());
   process.on('exit', () => {
-    // Batches of different sizes are one statement: their lists of placeholders and rows counted as one.
+    // Batches of different sizes are one statement: their lists of placeholders and rows counted as one, and on
+    // PostgreSQL the numbers of the placeholders after them too.
     const shapes = new Map<string, { calls: number; ms: number; max: number; slow: number }>();
     for (const [source, v] of spent) {
-      const shape = source.replace(/\s+/g, ' ').replace(/\((?:\?|\$\d+)(?:, (?:\?|\$\d+))*\)(?:, \((?:\?|\$\d+)(?:, (?:\?|\$\d+))*\))*/g, '(…)');
+      const shape = source.replace(/\s+/g, ' ').replace(/\$\d+/g, '?').replace(/\(\?(?:, \?)*\)(?:, \(\?(?:, \?)*\))*/g, '(…)');
       const s = shapes.get(shape) ?? { calls: 0, ms: 0, max: 0, slow: 0 };
       s.calls += v.calls;
       s.ms += v.ms;
