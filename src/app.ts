@@ -288,7 +288,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     onPlaced: (placements) => {
       // Each expires at the end of its validity, unless a receipt comes first.
       for (const p of placements) if (p.validityUntil !== null) sweeper.at(p.validityUntil);
-      return carrierEvents.placed(placements);
+      // Receipts wait for their placement only where they are matched on the operator's id.
+      return carrierEvents.placed(placements.filter((p) => router.connector(p.connector)?.receiptsNameMessage !== true));
     },
   });
   const dispatcher = dispatcherLoop(dispatch, config.nodeId, config.dispatchLeaseMs, logger.child({ component: 'dispatcher' }));

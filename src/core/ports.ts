@@ -206,6 +206,11 @@ export interface RcsCapabilityAnswer {
 export interface Connector {
   readonly name: string;
   readonly kind: string;
+  /**
+   * Every receipt it emits names Tern's message id (it keeps the id with the placement): none of its receipts can
+   * come before its placement is known, so none is ever kept waiting for one, and none is looked for after a send.
+   */
+  readonly receiptsNameMessage?: boolean;
   start(ctx: ConnectorContext): Promise<void>;
   stop(): Promise<void>;
   /**

@@ -73,6 +73,7 @@ function messageIdOf(key: string): string {
  */
 export class Simulator implements Connector {
   readonly kind = 'SIMULATOR';
+  readonly receiptsNameMessage = true;
   private ctx: ConnectorContext | null = null;
   private readonly hlr = new SimulatorHlr();
 

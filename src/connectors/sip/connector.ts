@@ -66,6 +66,7 @@ export function receiptOf(outcome: CallOutcome): Pick<ReceiptEvent, 'status' | '
  */
 export class SipConnector implements Connector {
   readonly kind = 'SIP';
+  readonly receiptsNameMessage = true;
   private ctx: ConnectorContext | null = null;
   private endpoint: SipEndpoint | null = null;
   private readonly calls = new Map<string, OutgoingCall>();

@@ -118,7 +118,11 @@ export class CarrierEvents {
    */
   async placed(placements: Array<{ connector: string; upstreamId: string }>): Promise<void> {
     const byConnector = new Map<string, string[]>();
-    for (const p of placements) byConnector.set(p.connector, [...(byConnector.get(p.connector) ?? []), p.upstreamId]);
+    for (const p of placements) {
+      const ids = byConnector.get(p.connector);
+      if (ids) ids.push(p.upstreamId);
+      else byConnector.set(p.connector, [p.upstreamId]);
+    }
     for (const [connector, ids] of byConnector) {
       const rows = await findParked(this.store.db, connector, ids);
       if (rows.length === 0) continue;
