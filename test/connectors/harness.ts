@@ -176,6 +176,8 @@ export function connectorHarness(kind: string, subject: HarnessSubject): void {
         assert.ok(receipt, `a DELIVERED receipt for ${m.recipient}`);
         assert.equal(receipt.connector, name);
         assert.ok(typeof receipt.at === 'number');
+        // A connector that says its receipts name the message is never looked for by its upstream id alone.
+        if (connector.receiptsNameMessage) assert.equal(receipt.messageId, m.id, 'receiptsNameMessage: the receipt names the message');
       }
     });
 
