@@ -15,6 +15,7 @@ import type {
   ConnectorRecord,
   ConnectorState,
   OutboundMessage,
+  ReceiptEvent,
 } from '../../src/core/ports.ts';
 import { HIGH_LANE } from '../../src/core/domain/fair-queue.ts';
 
@@ -171,7 +172,7 @@ export function connectorHarness(kind: string, subject: HarnessSubject): void {
       await operator.settle(ctx, connector);
       for (const m of batch) {
         const receipt = ctx.events.find(
-          (e) => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === upstream.get(m.id)) && e.status === 'DELIVERED',
+          (e): e is ReceiptEvent => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === upstream.get(m.id)) && e.status === 'DELIVERED',
         );
         assert.ok(receipt, `a DELIVERED receipt for ${m.recipient}`);
         assert.equal(receipt.connector, name);
