@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { columnsOf, insertRows, placeholders, runCached } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
 
@@ -17,18 +18,20 @@ export function listRouteRows(db: Db): Promise<RouteRow[]> {
 }
 
 const CHUNK = 400;
+const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>({ connector: true, key: true, data: true, due_at: true, lease_until: true, created_at: true, lane: true });
 
 export async function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
   const out: ConnectorRecordRow[] = [];
   for (let i = 0; i < keys.length; i += CHUNK) {
-    out.push(
-      ...(await db
-        .selectFrom('connector_records')
-        .selectAll()
-        .where('connector', '=', connector)
-        .where('key', 'in', keys.slice(i, i + CHUNK))
-        .execute()),
+    const part = keys.slice(i, i + CHUNK);
+    const r = await runCached<ConnectorRecordRow>(
+      db,
+      'find records',
+      part.length,
+      (pg) => `select * from "connector_records" where "connector" = ${placeholders(pg, 1)} and "key" in (${placeholders(pg, part.length, 2)})`,
+      [connector, ...part],
     );
+    for (const row of r.rows) out.push(row);
   }
   return out;
 }
@@ -53,31 +56,27 @@ export function listRecordsByPrefix(db: Db, dialect: Dialect, connector: string,
 
 /** Creates or replaces records; a replaced record keeps its creation time and loses any lease. */
 export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await db
-      .insertInto('connector_records')
-      .values(rows.slice(i, i + CHUNK))
-      .onConflict((oc) =>
-        oc.columns(['connector', 'key']).doUpdateSet({
-          data: sql.ref('excluded.data'),
-          due_at: sql.ref('excluded.due_at'),
-          lane: sql.ref('excluded.lane'),
-          lease_until: null,
-        }),
-      )
-      .execute();
-  }
+  await insertRows(
+    db,
+    'connector_records',
+    RECORD_COLUMNS,
+    rows,
+    CHUNK,
+    'on conflict ("connector", "key") do update set "data" = "excluded"."data", "due_at" = "excluded"."due_at", "lane" = "excluded"."lane", "lease_until" = null',
+  );
 }
 
 /** Ends the lease of records a connector has dealt with, without a due time (kept for its later look-ups). */
 export async function settleRecords(db: Db, connector: string, keys: string[]): Promise<void> {
   for (let i = 0; i < keys.length; i += CHUNK) {
-    await db
-      .updateTable('connector_records')
-      .set({ due_at: null, lease_until: null })
-      .where('connector', '=', connector)
-      .where('key', 'in', keys.slice(i, i + CHUNK))
-      .execute();
+    const part = keys.slice(i, i + CHUNK);
+    await runCached(
+      db,
+      'settle records',
+      part.length,
+      (pg) => `update "connector_records" set "due_at" = null, "lease_until" = null where "connector" = ${placeholders(pg, 1)} and "key" in (${placeholders(pg, part.length, 2)})`,
+      [connector, ...part],
+    );
   }
 }
 

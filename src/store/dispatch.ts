@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { insertRows, placeholders, runCached, tuples } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
@@ -33,6 +34,8 @@ export interface DispatchOutcomes {
 }
 
 const CHUNK = 300;
+/** What a queued message's row is written with (waiting_on and previous_claimant start empty). */
+const QUEUED_COLUMNS = ['message_id', 'due_at', 'attempts', 'claimed_by', 'lease_until', 'lane', 'rank'] as const;
 
 /**
  * Records a dispatch pass in one transaction. Queue rows are changed only where the pass's claim still holds them:
@@ -44,9 +47,16 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
   return inTransaction(store, async (trx) => {
     for (let i = 0; i < o.submitted.length; i += CHUNK) {
       const chunk = o.submitted.slice(i, i + CHUNK);
-      const values = sql.join(chunk.map((s) => sql`(${s.id}, ${s.upstreamId}, ${s.connector}, ${s.route})`));
-      await sql`update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, attempts = attempts + 1
-        from (values ${values}) as v where messages.id = v.column1`.execute(trx);
+      const values: unknown[] = [];
+      for (const s of chunk) values.push(s.id, s.upstreamId, s.connector, s.route);
+      await runCached(
+        trx,
+        'record placements',
+        chunk.length,
+        (pg) => `update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, attempts = attempts + 1
+        from (values ${tuples(pg, chunk.length, 4)}) as v where messages.id = v.column1`,
+        values,
+      );
     }
     await addToRouteRollups(trx, o.submitted);
     for (const r of o.retries) {
@@ -62,14 +72,16 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
     const done = [...o.done, ...o.submitted.map((s) => s.id)];
     const held = new Set<string>();
     for (let i = 0; i < done.length; i += CHUNK) {
-      const gone = await trx
-        .deleteFrom('dispatch_queue')
-        .where('message_id', 'in', done.slice(i, i + CHUNK))
-        .where('claimed_by', '=', claim.claimant)
-        .where('lease_until', '=', claim.leaseUntil)
-        .returning('message_id')
-        .execute();
-      for (const g of gone) held.add(g.message_id);
+      const part = done.slice(i, i + CHUNK);
+      const gone = await runCached<{ message_id: string }>(
+        trx,
+        'dequeue held',
+        part.length,
+        (pg) =>
+          `delete from "dispatch_queue" where "message_id" in (${placeholders(pg, part.length)}) and "claimed_by" = ${placeholders(pg, 1, part.length + 1)} and "lease_until" = ${placeholders(pg, 1, part.length + 2)} returning "message_id"`,
+        [...part, claim.claimant, claim.leaseUntil],
+      );
+      for (const g of gone.rows) held.add(g.message_id);
     }
     if (also) await also(trx, held);
     return held;
@@ -202,22 +214,21 @@ export async function releaseClaim(db: Db, claim: Claim, messageIds: string[]): 
  * node until then (handed to its dispatcher).
  */
 export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await db
-      .insertInto('dispatch_queue')
-      .values(
-        rows.slice(i, i + CHUNK).map((r) => ({
-          message_id: r.messageId,
-          due_at: r.dueAt,
-          attempts: 0,
-          claimed_by: r.lease?.claimant ?? null,
-          lease_until: r.lease?.leaseUntil ?? null,
-          lane: r.lane,
-          rank: r.rank,
-        })),
-      )
-      .execute();
-  }
+  await insertRows(
+    db,
+    'dispatch_queue',
+    QUEUED_COLUMNS,
+    rows.map((r) => ({
+      message_id: r.messageId,
+      due_at: r.dueAt,
+      attempts: 0,
+      claimed_by: r.lease?.claimant ?? null,
+      lease_until: r.lease?.leaseUntil ?? null,
+      lane: r.lane,
+      rank: r.rank,
+    })),
+    CHUNK,
+  );
 }
 
 /** Puts messages back on the queue at `dueAt` (another placement), taking any row from the claim that holds it. */

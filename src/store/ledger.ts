@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
+import { columnsOf, insertRows } from './batch-sql.ts';
 import type { Db } from './db.ts';
 import type { LedgerTable } from './schema.ts';
 
@@ -142,6 +143,19 @@ export async function applyCredits(
 export type LedgerRow = LedgerTable;
 
 /** Writes ledger rows as they are (the accept transaction computes each row's running balance). */
-export async function insertLedgerRows(db: Db, rows: LedgerRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 400) await db.insertInto('ledger').values(rows.slice(i, i + 400)).execute();
+const LEDGER_COLUMNS = columnsOf<LedgerRow>({
+  id: true,
+  organisation_id: true,
+  amount: true,
+  balance_after: true,
+  kind: true,
+  reference: true,
+  description: true,
+  message_id: true,
+  transfer_id: true,
+  created_at: true,
+});
+
+export function insertLedgerRows(db: Db, rows: LedgerRow[]): Promise<void> {
+  return insertRows(db, 'ledger', LEDGER_COLUMNS, rows, 400);
 }

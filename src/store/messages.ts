@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { columnsOf, insertRows, placeholders, runCached, tuples } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -7,16 +8,55 @@ export type MessageEventRow = MessageEventTable;
 
 const INSERT_CHUNK = 200;
 
-export async function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await db.insertInto('messages').values(rows.slice(i, i + INSERT_CHUNK)).execute();
-  }
+const MESSAGE_COLUMNS = columnsOf<MessageRow>({
+  id: true,
+  organisation_id: true,
+  payer_id: true,
+  channel_id: true,
+  campaign_id: true,
+  type: true,
+  direction: true,
+  recipient: true,
+  sender: true,
+  body: true,
+  encoding: true,
+  part_count: true,
+  length: true,
+  price: true,
+  price_kind: true,
+  charged: true,
+  status: true,
+  status_detail: true,
+  status_at: true,
+  ref_client: true,
+  callback_url_status: true,
+  callback_url_mo: true,
+  accepted_at: true,
+  send_at: true,
+  validity_until: true,
+  origin_message_id: true,
+  country: true,
+  mcc_mnc: true,
+  network: true,
+  upstream_id: true,
+  connector: true,
+  source: true,
+  smpp_credential_id: true,
+  registered_delivery: true,
+  day: true,
+  extra: true,
+  attempts: true,
+  route: true,
+});
+
+const EVENT_COLUMNS = columnsOf<MessageEventRow>({ id: true, message_id: true, organisation_id: true, channel_id: true, kind: true, status: true, detail: true, at: true });
+
+export function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
+  return insertRows(db, 'messages', MESSAGE_COLUMNS, rows, INSERT_CHUNK);
 }
 
-export async function insertEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK * 2) {
-    await db.insertInto('message_events').values(rows.slice(i, i + INSERT_CHUNK * 2)).execute();
-  }
+export function insertEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
+  return insertRows(db, 'message_events', EVENT_COLUMNS, rows, INSERT_CHUNK * 2);
 }
 
 /**
@@ -27,9 +67,15 @@ export async function lockMessages(db: Db, dialect: Dialect, ids: string[]): Pro
   const sorted = [...new Set(ids)].sort();
   const out: MessageRow[] = [];
   for (let i = 0; i < sorted.length; i += 500) {
-    let q = db.selectFrom('messages').selectAll().where('id', 'in', sorted.slice(i, i + 500)).orderBy('id');
-    if (dialect === 'postgres') q = q.forNoKeyUpdate();
-    out.push(...(await q.execute()));
+    const part = sorted.slice(i, i + 500);
+    const r = await runCached<MessageRow>(
+      db,
+      'lock messages',
+      part.length,
+      (pg) => `select * from "messages" where "id" in (${placeholders(pg, part.length)}) order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
+      part,
+    );
+    for (const m of r.rows) out.push(m);
   }
   return out;
 }
@@ -37,12 +83,18 @@ export async function lockMessages(db: Db, dialect: Dialect, ids: string[]): Pro
 /** Writes the status fields (and charge and extra) of changed messages, one statement per 200. */
 export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) {
-    const values = sql.join(
-      rows.slice(i, i + 200).map((m) => sql`(${m.id}, ${m.status}, ${m.status_detail}, ${m.status_at}, ${m.charged}, ${m.extra}, ${m.part_count})`),
-    );
-    await sql`update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
+    const part = rows.slice(i, i + 200);
+    const values: unknown[] = [];
+    for (const m of part) values.push(m.id, m.status, m.status_detail, m.status_at, m.charged, m.extra, m.part_count);
+    await runCached(
+      db,
+      'write statuses',
+      part.length,
+      (pg) => `update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
         charged = cast(v.column5 as bigint), extra = v.column6, part_count = cast(v.column7 as integer)
-      from (values ${values}) as v where messages.id = v.column1`.execute(db);
+      from (values ${tuples(pg, part.length, 7)}) as v where messages.id = v.column1`,
+      values,
+    );
   }
 }
 
