@@ -8,6 +8,7 @@ import type {
   ConnectorLogger,
   ConnectorState,
   OutboundMessage,
+  SubmitFence,
   SubmitResult,
 } from '../core/ports.ts';
 import type { ConnectorFactory, FactoryEnvironment } from './kind.ts';
@@ -143,8 +144,8 @@ export class ConnectorRegistry {
   /** The connector as the router hands it out: its submits counted, every other method its own. */
   private counting(connector: Connector, entry: Live): Connector {
     const c = connector;
-    const submit = async (batch: OutboundMessage[]): Promise<SubmitResult[]> => {
-      const results = await c.submit(this.reveal ? await this.reveal(batch) : batch);
+    const submit = async (batch: OutboundMessage[], fence?: SubmitFence): Promise<SubmitResult[]> => {
+      const results = await c.submit(this.reveal ? await this.reveal(batch) : batch, fence);
       const n = entry.counters;
       n.submitted += batch.length;
       for (const r of results) {
@@ -160,6 +161,7 @@ export class ConnectorRegistry {
     return {
       name: c.name,
       kind: c.kind,
+      ...(c.receiptsNameMessage !== undefined && { receiptsNameMessage: c.receiptsNameMessage }),
       start: (ctx) => c.start(ctx),
       stop: () => c.stop(),
       submit,

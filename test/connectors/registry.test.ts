@@ -55,3 +55,41 @@ test('a connector whose definition changed is told as starting while it restarts
   assert.equal(registry.isStarting('upstream'), false, 'a disabled connector is not coming back');
   assert.equal(registry.isStarting('nobody'), false);
 });
+
+test('the connector the router hands out passes each submit its fence, and says what the connector says of its receipts', async () => {
+  const fences: unknown[] = [];
+  let definitions: ConnectorDefinition[] = [];
+  const service = {
+    definitions: async () => ({ connectors: definitions, routes: [] }),
+    onChange: () => undefined,
+    context: () => ({ emit: async () => undefined }),
+  } as unknown as ConnectorService;
+  const make = (receiptsNameMessage: boolean | undefined) =>
+    ({
+      create: (d: ConnectorDefinition): Connector => ({
+        name: d.name,
+        kind: 'TEST',
+        ...(receiptsNameMessage !== undefined && { receiptsNameMessage }),
+        start: async () => undefined,
+        stop: async () => undefined,
+        submit: async (batch, fence) => {
+          fences.push(fence);
+          return batch.map(() => ({ ok: true, upstreamId: 'u' }));
+        },
+      }),
+    }) as unknown as ConnectorFactory;
+  const registry = new ConnectorRegistry(service, {} as FactoryEnvironment, silent as never, { NAMING: make(true), PLAIN: make(undefined) });
+  definitions = [
+    { id: 'c1', name: 'naming', kind: 'NAMING', settings: {}, secrets: {}, source: 'API', enabled: true } as ConnectorDefinition,
+    { id: 'c2', name: 'plain', kind: 'PLAIN', settings: {}, secrets: {}, source: 'API', enabled: true } as ConnectorDefinition,
+  ];
+  await registry.load();
+  const fence = { holds: () => true };
+  const naming = registry.byName('naming')!;
+  await naming.submit([{ id: 'm1' } as never], fence);
+  assert.equal(fences[0], fence, 'the fence reaches the connector, which asks it right before the wire');
+  assert.equal(naming.receiptsNameMessage, true);
+  assert.equal(registry.byName('plain')!.receiptsNameMessage, undefined);
+  assert.equal(registry.state('naming')?.counters.submitted, 1, 'still counted');
+  await registry.stop();
+});
