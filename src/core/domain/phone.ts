@@ -191,9 +191,12 @@ export function numberRange(msisdn: string): NumberRange {
   const parsed = parsePhoneNumber(`+${msisdn}`);
   if (!parsed) return { valid: false, type: null, isoCountryCode: null, countryPrefix: null };
   const exact = parsed.number === `+${msisdn}`;
+  // A number with a type is valid (libphonenumber's validity is "has a type" wherever its metadata has types, and a
+  // type implies the national pattern matched where it has none): only a number without one is asked again.
+  const type = exact ? parsed.getType() : undefined;
   return {
-    valid: exact && parsed.isValid(),
-    type: exact ? phoneType(parsed.getType()) : 'UNKNOWN',
+    valid: exact && (type !== undefined || parsed.isValid()),
+    type: exact ? phoneType(type) : 'UNKNOWN',
     isoCountryCode: parsed.country ?? null,
     countryPrefix: parsed.countryCallingCode,
   };

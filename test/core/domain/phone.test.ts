@@ -1,4 +1,5 @@
-import { describe, it } from 'node:test';
+import { describe, it, test } from 'node:test';
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import parsePhoneNumber, { getCountries, getExampleNumber } from 'libphonenumber-js/max';
 import type { CountryCode } from 'libphonenumber-js/max';
@@ -9,6 +10,7 @@ import {
   MAX_MSISDN_DIGITS,
   MIN_MSISDN_DIGITS,
   normaliseMsisdn,
+  numberRange,
 } from '../../../src/core/domain/phone.ts';
 import type { PhoneType } from '../../../src/core/domain/phone.ts';
 
@@ -289,4 +291,29 @@ it('checkNumber agrees with describeNumber on validity and country', async () =>
     const d = describeNumber(n);
     assert.deepEqual(checkNumber(n), { valid: d.valid, isoCountryCode: d.valid || d.isoCountryCode ? d.isoCountryCode : null }, n);
   }
+});
+
+test('numberRange agrees with libphonenumber asked the long way (validity, type, country) on any digits', () => {
+  const longWay = (msisdn: string) => {
+    const parsed = parsePhoneNumber(`+${msisdn}`);
+    if (!parsed) return { valid: false, type: null, isoCountryCode: null, countryPrefix: null };
+    const exact = parsed.number === `+${msisdn}`;
+    const t = parsed.getType();
+    return {
+      valid: exact && parsed.isValid(),
+      type: !exact ? 'UNKNOWN' : t === undefined ? 'UNKNOWN' : t === 'FIXED_LINE_OR_MOBILE' ? 'MOBILE' : t,
+      isoCountryCode: parsed.country ?? null,
+      countryPrefix: parsed.countryCallingCode,
+    };
+  };
+  // Calling codes of every region, then any digits: most draws land in a real numbering plan.
+  const prefix = fc.constantFrom('1', '7', '20', '33', '34', '44', '49', '55', '61', '86', '91', '212', '225', '351', '852', '880', '971', '800', '882', '979');
+  fc.assert(
+    fc.property(prefix, fc.string({ unit: fc.constantFrom('0', '1', '2', '3', '4', '5', '6', '7', '8', '9'), minLength: 4, maxLength: 12 }), (cc, rest) => {
+      const msisdn = cc + rest;
+      if (msisdn.length > 15) return;
+      assert.deepEqual(numberRange(msisdn), longWay(msisdn), msisdn);
+    }),
+    { seed: 20261128, numRuns: 3000 },
+  );
 });
