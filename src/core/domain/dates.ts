@@ -22,8 +22,16 @@ export function isoOrNull(ms: number | null | undefined): string | null {
 
 /** The UTC day of an instant, `YYYY-MM-DD`. */
 export function utcDay(ms: number): string {
-  return iso(ms).slice(0, 10);
+  // Asked several times for every message, nearly always of the same day: the last day's text is kept.
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    lastDayText = iso(ms).slice(0, 10);
+    lastDay = day;
+  }
+  return lastDayText;
 }
+let lastDay = Number.NaN;
+let lastDayText = '';
 
 /** The first day of the UTC month of an instant, `YYYY-MM-01`. */
 export function utcMonthStart(ms: number): string {

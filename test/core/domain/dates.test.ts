@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import {
   instantOfWallClock,
   iso,
@@ -22,6 +23,21 @@ describe('formatting', () => {
     assert.equal(isoOrNull(0), '1970-01-01T00:00:00.000Z');
     assert.equal(isoOrNull(null), null);
     assert.equal(isoOrNull(undefined), null);
+  });
+
+  test('utcDay is the day of toISOString, whatever instants it is asked in turn (it keeps the last day)', () => {
+    const instant = fc.oneof(
+      fc.integer({ min: -8.64e15, max: 8.64e15 }),
+      // Around midnights, where the kept day must change.
+      fc.tuple(fc.integer({ min: -40_000, max: 40_000 }), fc.integer({ min: -2, max: 1 })).map(([d, o]) => d * 86_400_000 + o),
+    );
+    fc.assert(
+      fc.property(fc.array(instant, { minLength: 1, maxLength: 20 }), (instants) => {
+        for (const ms of instants) assert.equal(utcDay(ms), new Date(ms).toISOString().slice(0, 10), String(ms));
+      }),
+      { seed: 20261128, numRuns: 500 },
+    );
+    assert.throws(() => utcDay(Number.NaN), RangeError);
   });
 
   test('utcDay is the UTC calendar day of an instant', () => {
