@@ -153,18 +153,16 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
   // In key order, so concurrent passes on other nodes take the rows' locks in the same order; in one shard.
   const shard = rollupShard();
   for (const s of [...sums.values()].sort((a, b) => `${a.day}|${a.route}|${a.connector}`.localeCompare(`${b.day}|${b.route}|${b.connector}`))) {
-    await db
-      .insertInto('route_rollups')
-      .values({ ...s, shard })
-      .onConflict((oc) =>
-        oc.columns(['day', 'route', 'connector', 'shard']).doUpdateSet({
-          messages: sql`route_rollups.messages + ${s.messages}`,
-          parts: sql`route_rollups.parts + ${s.parts}`,
-          cost: sql`route_rollups.cost + ${s.cost}`,
-          charged: sql`route_rollups.charged + ${s.charged}`,
-        }),
-      )
-      .execute();
+    await runCached(
+      db,
+      'route rollup',
+      1,
+      (pg) =>
+        `insert into "route_rollups" ("day", "route", "connector", "messages", "parts", "cost", "charged", "shard") values (${placeholders(pg, 8)}) ` +
+        'on conflict ("day", "route", "connector", "shard") do update set "messages" = route_rollups.messages + "excluded"."messages", ' +
+        '"parts" = route_rollups.parts + "excluded"."parts", "cost" = route_rollups.cost + "excluded"."cost", "charged" = route_rollups.charged + "excluded"."charged"',
+      [s.day, s.route, s.connector, s.messages, s.parts, s.cost, s.charged, shard],
+    );
   }
 }
 

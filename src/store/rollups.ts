@@ -1,6 +1,22 @@
 import { sql } from 'kysely';
 import { changesSettledDay } from '../core/domain/consumption-periods.ts';
+import { columnsOf, insertRows } from './batch-sql.ts';
 import type { Db } from './db.ts';
+import type { ConsumptionRollupTable } from './schema.ts';
+
+const ROLLUP_COLUMNS = columnsOf<ConsumptionRollupTable>({
+  organisation_id: true,
+  channel_id: true,
+  channel_type: true,
+  day: true,
+  status: true,
+  mcc_mnc: true,
+  price_kind: true,
+  shard: true,
+  quantity: true,
+  messages: true,
+  amount: true,
+});
 
 /** How many rows of one key writers spread over. */
 export const ROLLUP_SHARDS = 8;
@@ -70,33 +86,28 @@ export class RollupBatch {
       .filter((d) => d.quantity !== 0 || d.messages !== 0 || d.amount !== 0)
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
     const shard = rollupShard();
-    for (let i = 0; i < rows.length; i += 500) {
-      await db
-        .insertInto('consumption_rollups')
-        .values(
-          rows.slice(i, i + 500).map((d) => ({
-            organisation_id: d.organisationId,
-            channel_id: d.channelId,
-            channel_type: d.channelType,
-            day: d.day,
-            status: d.status,
-            mcc_mnc: d.mccMnc,
-            price_kind: d.priceKind,
-            shard,
-            quantity: d.quantity,
-            messages: d.messages,
-            amount: d.amount,
-          })),
-        )
-        .onConflict((oc) =>
-          oc.columns(['organisation_id', 'channel_id', 'day', 'status', 'mcc_mnc', 'price_kind', 'shard']).doUpdateSet({
-            quantity: sql`consumption_rollups.quantity + excluded.quantity`,
-            messages: sql`consumption_rollups.messages + excluded.messages`,
-            amount: sql`consumption_rollups.amount + excluded.amount`,
-          }),
-        )
-        .execute();
-    }
+    await insertRows(
+      db,
+      'consumption_rollups',
+      ROLLUP_COLUMNS,
+      rows.map((d) => ({
+        organisation_id: d.organisationId,
+        channel_id: d.channelId,
+        channel_type: d.channelType,
+        day: d.day,
+        status: d.status,
+        mcc_mnc: d.mccMnc,
+        price_kind: d.priceKind,
+        shard,
+        quantity: d.quantity,
+        messages: d.messages,
+        amount: d.amount,
+      })),
+      500,
+      'on conflict ("organisation_id", "channel_id", "day", "status", "mcc_mnc", "price_kind", "shard") do update set ' +
+        '"quantity" = consumption_rollups.quantity + excluded.quantity, "messages" = consumption_rollups.messages + excluded.messages, ' +
+        '"amount" = consumption_rollups.amount + excluded.amount',
+    );
     const settled = [...new Set(rows.filter((d) => changesSettledDay(d.day, now)).map((d) => d.organisationId))].sort();
     for (const organisationId of settled) await raiseConsumptionEpoch(db, organisationId);
   }
