@@ -8,9 +8,12 @@
 import { CompiledQuery, PostgresAdapter, type QueryResult } from 'kysely';
 import type { Db } from './schema.ts';
 
-/** Texts kept by statement and row count; a few hundred in practice (row counts up to the callers' chunks). */
+/**
+ * Texts kept by statement and row count: a few hundred in practice (a dozen statements, row counts up to their
+ * callers' chunks), a few megabytes at most; beyond the bound they are dropped and made again.
+ */
 const texts = new Map<string, string>();
-const MAX_TEXTS = 4_000;
+const MAX_TEXTS = 2_000;
 
 function cached(key: string, make: () => string): string {
   let text = texts.get(key);
@@ -69,11 +72,25 @@ export async function insertRows<Row>(
   chunk: number,
   tail = '',
 ): Promise<void> {
-  const head = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values `;
+  const head = insertHead(table, columns);
+  // The statement is its head and tail: two inserts into one table with other columns or clauses are two statements.
+  const name = tail ? `${head}| ${tail}` : head;
   for (let i = 0; i < rows.length; i += chunk) {
     const part = rows.slice(i, i + chunk);
     const values: unknown[] = [];
     for (const row of part) for (const c of columns) values.push(row[c] ?? null);
-    await runCached(db, `insert ${table} ${tail}`, part.length, (pg) => head + tuples(pg, part.length, columns.length) + (tail ? ` ${tail}` : ''), values);
+    await runCached(db, name, part.length, (pg) => head + tuples(pg, part.length, columns.length) + (tail ? ` ${tail}` : ''), values);
   }
+}
+
+const heads = new WeakMap<ReadonlyArray<string>, string>();
+
+/** `insert into "table" ("a", "b") values `, made once for each list of columns. */
+function insertHead(table: string, columns: ReadonlyArray<string>): string {
+  let head = heads.get(columns);
+  if (head === undefined || !head.startsWith(`insert into "${table}" `)) {
+    head = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values `;
+    heads.set(columns, head);
+  }
+  return head;
 }
