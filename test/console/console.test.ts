@@ -164,7 +164,8 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await page.getByLabel('Text').fill('Spring sale: 20 % off today');
     await shot('campaign-new');
     await page.getByRole('button', { name: 'Send to 12 recipients' }).click();
-    await page.getByRole('heading', { name: 'Campaign' }).waitFor();
+    // Exact: until the campaign's page replaces the form, 'Campaign' would also match the form's headings.
+    await page.getByRole('heading', { name: 'Campaign', exact: true }).waitFor();
     await page.getByText('12 of 12 messages have a final status (100 %)').waitFor({ timeout: 15_000 });
     await page.locator('tr[data-status="DELIVERED"]').getByText('12').waitFor();
     await shot('campaign');
