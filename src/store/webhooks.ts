@@ -1,6 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
 import { originOf } from '../core/domain/urls.ts';
+import { columnsOf, insertRows, placeholders, runCached, tuples } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
@@ -12,14 +13,38 @@ export type WebhookAttemptRow = WebhookAttemptTable;
 const INSERT_CHUNK = 300;
 
 /** Writes new deliveries (in the transaction of the events they carry); their origin is taken from their url. */
-export async function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await db
-      .insertInto('webhook_deliveries')
-      .values(rows.slice(i, i + INSERT_CHUNK).map((r) => ({ ...r, origin: originOf(r.url) })))
-      .execute();
-  }
+export function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
+  return insertRows(
+    db,
+    'webhook_deliveries',
+    DELIVERY_COLUMNS,
+    rows.map((r) => ({ ...r, origin: originOf(r.url) })),
+    INSERT_CHUNK,
+  );
 }
+
+const DELIVERY_COLUMNS = columnsOf<WebhookDeliveryRow>({
+  id: true,
+  event_id: true,
+  message_id: true,
+  organisation_id: true,
+  channel_id: true,
+  kind: true,
+  method: true,
+  url: true,
+  origin: true,
+  payload: true,
+  state: true,
+  attempts: true,
+  next_attempt_at: true,
+  lease_until: true,
+  last_http_status: true,
+  last_error: true,
+  created_at: true,
+  updated_at: true,
+  delivered_at: true,
+});
+const ATTEMPT_COLUMNS = columnsOf<WebhookAttemptRow>({ id: true, delivery_id: true, at: true, outcome: true, http_status: true, latency_ms: true, error: true });
 
 export interface DeliveryFilter {
   channelIds: string[];
@@ -107,8 +132,15 @@ export async function messagesWithPendingDeliveries(db: Db, messageIds: string[]
   const ids = [...new Set(messageIds)];
   for (let i = 0; i < ids.length; i += 500) {
     // The state is filtered here, not in SQL: with it there, SQLite reads the (state, due) index, every pending row.
-    const rows = await db.selectFrom('webhook_deliveries').select(['message_id', 'state']).where('message_id', 'in', ids.slice(i, i + 500)).execute();
-    for (const r of rows) if (r.state === 'PENDING') out.add(r.message_id);
+    const part = ids.slice(i, i + 500);
+    const r = await runCached<{ message_id: string; state: string }>(
+      db,
+      'deliveries of messages',
+      part.length,
+      (pg) => `select "message_id", "state" from "webhook_deliveries" where "message_id" in (${placeholders(pg, part.length)})`,
+      part,
+    );
+    for (const row of r.rows) if (row.state === 'PENDING') out.add(row.message_id);
   }
   return out;
 }
@@ -119,32 +151,38 @@ export async function messagesWithPendingDeliveries(db: Db, messageIds: string[]
  */
 export async function recordAttempts(store: Store, items: AttemptOutcome[]): Promise<number> {
   return inTransaction(store, async (trx) => {
-    await trx
-      .insertInto('webhook_attempts')
-      .values(
-        items.map((i) => ({
-          id: uuidv7(i.at),
-          delivery_id: i.deliveryId,
-          at: i.at,
-          outcome: i.outcome,
-          http_status: i.httpStatus,
-          latency_ms: Math.round(i.latencyMs),
-          error: i.error,
-        })),
-      )
-      .execute();
-    const updates = items.map((i) => {
-      const deliveredAt = i.state === 'DELIVERED' ? i.at : null;
-      return sql`(${i.deliveryId}, ${i.state}, ${i.attempts}, ${i.nextAttemptAt}, ${i.httpStatus}, ${i.error}, ${i.at}, ${deliveredAt}, ${i.leased})`;
-    });
+    await insertRows(
+      trx,
+      'webhook_attempts',
+      ATTEMPT_COLUMNS,
+      items.map((i) => ({
+        id: uuidv7(i.at),
+        delivery_id: i.deliveryId,
+        at: i.at,
+        outcome: i.outcome,
+        http_status: i.httpStatus,
+        latency_ms: Math.round(i.latencyMs),
+        error: i.error,
+      })),
+      INSERT_CHUNK,
+    );
     let written = 0;
-    for (let i = 0; i < updates.length; i += 200) {
-      const r = await sql`update webhook_deliveries set state = v.column2, attempts = cast(v.column3 as integer),
+    for (let i = 0; i < items.length; i += 200) {
+      const part = items.slice(i, i + 200);
+      const values: unknown[] = [];
+      for (const d of part) values.push(d.deliveryId, d.state, d.attempts, d.nextAttemptAt, d.httpStatus, d.error, d.at, d.state === 'DELIVERED' ? d.at : null, d.leased);
+      const r = await runCached(
+        trx,
+        'record attempts',
+        part.length,
+        (pg) => `update webhook_deliveries set state = v.column2, attempts = cast(v.column3 as integer),
           next_attempt_at = cast(v.column4 as bigint), lease_until = null,
           last_http_status = cast(v.column5 as integer), last_error = v.column6,
           updated_at = cast(v.column7 as bigint), delivered_at = cast(v.column8 as bigint)
-        from (values ${sql.join(updates.slice(i, i + 200))}) as v
-        where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_until = cast(v.column9 as bigint)`.execute(trx);
+        from (values ${tuples(pg, part.length, 9)}) as v
+        where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_until = cast(v.column9 as bigint)`,
+        values,
+      );
       written += Number(r.numAffectedRows ?? 0);
     }
     return items.length - written;
