@@ -142,7 +142,6 @@ export async function applyCredits(
 
 export type LedgerRow = LedgerTable;
 
-/** Writes ledger rows as they are (the accept transaction computes each row's running balance). */
 const LEDGER_COLUMNS = columnsOf<LedgerRow>({
   id: true,
   organisation_id: true,
@@ -156,6 +155,7 @@ const LEDGER_COLUMNS = columnsOf<LedgerRow>({
   created_at: true,
 });
 
+/** Writes ledger rows as they are (the accept transaction computes each row's running balance). */
 export function insertLedgerRows(db: Db, rows: LedgerRow[]): Promise<void> {
   return insertRows(db, 'ledger', LEDGER_COLUMNS, rows, 400);
 }

@@ -12,17 +12,6 @@ export type WebhookAttemptRow = WebhookAttemptTable;
 
 const INSERT_CHUNK = 300;
 
-/** Writes new deliveries (in the transaction of the events they carry); their origin is taken from their url. */
-export function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
-  return insertRows(
-    db,
-    'webhook_deliveries',
-    DELIVERY_COLUMNS,
-    rows.map((r) => ({ ...r, origin: originOf(r.url) })),
-    INSERT_CHUNK,
-  );
-}
-
 const DELIVERY_COLUMNS = columnsOf<WebhookDeliveryRow>({
   id: true,
   event_id: true,
@@ -45,6 +34,17 @@ const DELIVERY_COLUMNS = columnsOf<WebhookDeliveryRow>({
   delivered_at: true,
 });
 const ATTEMPT_COLUMNS = columnsOf<WebhookAttemptRow>({ id: true, delivery_id: true, at: true, outcome: true, http_status: true, latency_ms: true, error: true });
+
+/** Writes new deliveries (in the transaction of the events they carry); their origin is taken from their url. */
+export function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
+  return insertRows(
+    db,
+    'webhook_deliveries',
+    DELIVERY_COLUMNS,
+    rows.map((r) => ({ ...r, origin: originOf(r.url) })),
+    INSERT_CHUNK,
+  );
+}
 
 export interface DeliveryFilter {
   channelIds: string[];
