@@ -84,8 +84,8 @@ forEachDialect('connectors and routes as data', (dialect) => {
     await db().updateTable('routes').set({ connectors: JSON.stringify([{ connectorId: simulator, weight: 1 }]) }).where('id', '=', waiting).execute();
     changed();
     // 0001: the simulator reports UNDELIVERED; what matters is that it left the queue through the simulator. Its
-    // receipt can be applied a moment before the dispatcher's record of the placement commits (another connection on
-    // PostgreSQL): both are waited for.
+    // receipt can be applied a moment before the dispatcher's record of the placement commits (two transactions, in
+    // either order): both are waited for.
     const gone = await eventually(
       async () => {
         const m = await message(held);

@@ -306,7 +306,7 @@ test('numberRange agrees with libphonenumber asked the long way (validity, type,
       countryPrefix: parsed.countryCallingCode,
     };
   };
-  // Calling codes of every region, then any digits: most draws land in a real numbering plan.
+  // Calling codes from every continent and three non-geographic plans, then any digits: draws land in real plans.
   const prefix = fc.constantFrom('1', '7', '20', '33', '34', '44', '49', '55', '61', '86', '91', '212', '225', '351', '852', '880', '971', '800', '882', '979');
   fc.assert(
     fc.property(prefix, fc.string({ unit: fc.constantFrom('0', '1', '2', '3', '4', '5', '6', '7', '8', '9'), minLength: 4, maxLength: 12 }), (cc, rest) => {
