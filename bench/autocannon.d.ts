@@ -29,7 +29,8 @@ declare module 'autocannon' {
       p99: number;
     }
     interface Result {
-      requests: Histogram;
+      /** `total`: every request answered during the run. */
+      requests: Histogram & { total: number };
       latency: Histogram;
       non2xx: number;
       errors: number;

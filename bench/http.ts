@@ -6,7 +6,7 @@
 import autocannon from 'autocannon';
 import type { Dialect } from './databases.ts';
 import { type Figure, int, onEachDatabase, type Result } from './report.ts';
-import { benchTenant, DURATION_S, progress, serverRssMb, startBenchServer } from './support.ts';
+import { benchTenant, DURATION_S, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const CONNECTIONS = 64;
 const TARGET_RATIO = 0.5;
@@ -41,6 +41,8 @@ const errorsOf = (r: autocannon.Result) => (r.non2xx + r.errors > 0 ? `${r.non2x
 interface Measured {
   noop: autocannon.Result;
   send: autocannon.Result;
+  /** The server's CPU time (every thread) during the sends, per request answered: steadier than a rate on a busy machine. */
+  cpuMsPerSend: number | null;
   rss: number;
 }
 
@@ -52,8 +54,12 @@ async function measure(dialect: Dialect): Promise<Measured> {
     await cannon({ url: `${server.url}/healthz`, connections: CONNECTIONS, duration: 2 });
     const noop = await cannon({ url: `${server.url}/healthz`, connections: CONNECTIONS, duration: DURATION_S });
     progress(`durable sends on ${dialect}`);
+    const cpuBefore = processCpuMs(server.process.pid);
     const send = await sends(server.url, t.key, 1);
-    return { noop, send, rss: await serverRssMb(server.url) };
+    const cpuAfter = processCpuMs(server.process.pid);
+    const answered = send.requests.total;
+    const cpuMsPerSend = cpuBefore !== null && cpuAfter !== null && answered > 0 ? (cpuAfter - cpuBefore) / answered : null;
+    return { noop, send, cpuMsPerSend, rss: await serverRssMb(server.url) };
   } finally {
     await server.stop();
   }
@@ -99,7 +105,7 @@ export async function httpCases(): Promise<Result[]> {
           text: `${ratio.toFixed(2)}: ${loadText(m.send)}`,
           value: m.send.requests.average,
           met: !bad && ratio >= TARGET_RATIO && m.send.latency.p99 < TARGET_P99_MS,
-          note: [bad, `RSS ${m.rss} MB`].filter(Boolean).join(', '),
+          note: [bad, m.cpuMsPerSend !== null && `server CPU ${m.cpuMsPerSend.toFixed(3)} ms a send`, `RSS ${m.rss} MB`].filter(Boolean).join(', '),
         };
       }),
     },
