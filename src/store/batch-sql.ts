@@ -2,8 +2,9 @@
  * The statements the pipeline runs on every batch (a batch's messages, events, queue rows, operator records), written
  * as SQL text once per row count and run with their values, instead of built through Kysely's query builder on each
  * call: building a 60-row insert of messages took as long as SQLite took to run it. Values are always bound, never
- * written into the text; the text is the one Kysely writes for the same statement, so the statement cache and the
- * SQL profile see one statement per row count as before.
+ * written into the text, which is the one Kysely writes for the same statement (the upserts' update clauses read the
+ * inserted row, `excluded`, instead of binding its values twice): the statement cache and the SQL profile see one
+ * statement per row count as before.
  */
 import { CompiledQuery, PostgresAdapter, type QueryResult } from 'kysely';
 import type { Db } from './schema.ts';
