@@ -51,6 +51,11 @@ export function fenced(): SubmitResult {
   return { ok: false, temporary: true, code: 'FENCED', reason: 'this node’s claim of the message ran out; another node sends it', retryAt: Date.now() };
 }
 
+/** Whether a result is `fenced()`: not sent, by this node's check or its connector's right before the wire. */
+export function isFenced(result: SubmitResult): boolean {
+  return !result.ok && result.code === 'FENCED';
+}
+
 export type ReceiptStatus = 'DELIVERED' | 'UNDELIVERED' | 'UNDELIVERABLE' | 'READ';
 
 /** What an operator reports about a message it took. */

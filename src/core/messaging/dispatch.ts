@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve, toLane } from '../domain/fair-queue.ts';
 import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
-import { type Connector, fenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
+import { type Connector, fenced, isFenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
 import { type Claim, type DispatchClaim, type DispatchOutcomes, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
@@ -199,8 +199,10 @@ export class Dispatch {
     const retries: DispatchOutcomes['retries'] = [];
     const waitingForUp = new Set<string>();
     const done = new Set<string>([...gone.map((g) => g.message_id), ...expired.map((m) => m.id)]);
+    let withheld = 0;
     for (const m of due) {
       const o = outcomes.get(m.id)!;
+      if (isFenced(o.result)) withheld++;
       if (o.result.ok) {
         // Fair turns advance with what is sent, not with what was claimed and put back to wait.
         this.messaging.dispatchOrder.served(claims.get(m.id)!.rank);
@@ -238,6 +240,9 @@ export class Dispatch {
       const mine = changes.filter((c) => stillHeld.has(c.messageId));
       if (mine.length > 0) await this.messaging.applyStatusIn(trx, mine);
     });
+    // Not sent because the claim ran out while the pass waited (the dispatcher's look before a submit, or the
+    // connector's right before the wire): withheld like those found lost at the start of the pass.
+    if (withheld > 0) this.opts.onFenced?.('before', withheld);
     const unrecorded = submitted.filter((p) => !held.has(p.id)).length;
     if (unrecorded > 0) {
       this.opts.onFenced?.('after', unrecorded);
