@@ -15,7 +15,7 @@ import { encodeGsm7 } from '../src/core/domain/text.ts';
 import type { Dialect } from './databases.ts';
 import { freshFill } from './fill.ts';
 import { type Figure, int, ms, NO_DATABASE, onEachDatabase, printResults, type Result } from './report.ts';
-import { api as adminApi, processRssMb, progress, serverRssMb, startBenchServer } from './support.ts';
+import { api as adminApi, processCpuMs, processRssMb, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_SMPP_MESSAGES ?? 50_000);
 const STORED = Number(process.env.BENCH_RSS_STORED_MESSAGES ?? 1_000_000);
@@ -106,6 +106,8 @@ interface TernSmpp {
   firstReceiptS: number;
   lastReceiptS: number;
   rssAfterSubmits: number;
+  /** The server's CPU time (every thread) from the first submit to the last receipt, per accepted message. */
+  cpuMsPerMessage: number | null;
   idle: { startMb: number; endMb: number; maxMb: number; seconds: number };
 }
 
@@ -149,11 +151,13 @@ async function submitAndIdle(server: Awaited<ReturnType<typeof startBenchServer>
     receipts++;
   });
   progress(`SMPP on ${dialect}: ${MESSAGES} submits, window ${WINDOW}, ${STORED.toLocaleString('en-US')} messages stored`);
+  const cpuBefore = processCpuMs(server.process.pid);
   const started = performance.now();
   const result = await pump(session, MESSAGES, WINDOW, submitFields(encodeGsm7('Your verification code is 123456.')));
   const accepted = MESSAGES - [...result.errors.values()].reduce((a, n) => a + n, 0);
   const rssAfterSubmits = await serverRssMb(server.url);
   while (receipts < accepted && performance.now() - started < RECEIPT_WAIT_MS) await new Promise((r) => setTimeout(r, 100));
+  const cpuAfter = processCpuMs(server.process.pid);
   await new Promise<void>((resolve) => session.close(() => resolve()));
   const receiptSpan = (lastReceiptAt - started) / 1000;
 
@@ -176,6 +180,7 @@ async function submitAndIdle(server: Awaited<ReturnType<typeof startBenchServer>
     firstReceiptS: (firstReceiptAt - started) / 1000,
     lastReceiptS: receiptSpan,
     rssAfterSubmits,
+    cpuMsPerMessage: cpuBefore !== null && cpuAfter !== null && accepted > 0 ? (cpuAfter - cpuBefore) / accepted : null,
     idle: { startMb, endMb, maxMb: Math.max(maxMb, endMb), seconds: IDLE_S },
   };
 }
@@ -229,7 +234,7 @@ export async function runSmppBench(): Promise<Result[]> {
           text: `${ratio.toFixed(2)}: ${submitText(t.submit)}`,
           value: t.submit.rate,
           met: t.accepted === MESSAGES && ratio >= TARGET_SUBMIT_RATIO,
-          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s, RSS ${t.rssAfterSubmits} MB`,
+          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s${t.cpuMsPerMessage === null ? '' : `, server CPU ${t.cpuMsPerMessage.toFixed(3)} ms a message (submit to receipt)`}, RSS ${t.rssAfterSubmits} MB`,
         };
       }),
     },
