@@ -266,10 +266,93 @@ export function decodePdu(buf: Buffer): DecodeResult {
   return { ok: true, pdu: { command: def.command, commandId: id, status, sequence, fields } };
 }
 
-/** Encodes a PDU. With a non-zero status the body is left out, as SMPP 3.4 asks of error responses. */
+interface EncodePlan {
+  id: number;
+  params: Array<[name: string, def: smpp.ParamDef, fallback: unknown]>;
+}
+
+const encodePlans = new Map<string, EncodePlan>();
+
+function encodePlan(command: string): EncodePlan {
+  let plan = encodePlans.get(command);
+  if (!plan) {
+    const def = smpp.commands[command];
+    if (!def) throw new Error(`unknown SMPP command ${command}`);
+    const params = Object.entries(def.params ?? {}).map(([name, p]): [string, smpp.ParamDef, unknown] => [name, p, 'default' in p ? p.default : p.type.default]);
+    plan = { id: def.id, params };
+    encodePlans.set(command, plan);
+  }
+  return plan;
+}
+
+/**
+ * Encodes a PDU. With a non-zero status the body is left out, as SMPP 3.4 asks of error responses. The bytes are
+ * those of the `smpp` package's `new PDU(command, fields).toBuffer()` (a seeded test compares them), written with
+ * the package's own field types and filters; its PDU class looks its tables up again for every field of every PDU
+ * (14 µs a receipt's deliver_sm, 5 µs a submit_sm_resp, against 2 and 0.5 here): two PDUs a message on the SMPP door.
+ */
 export function encodePdu(command: string, sequence: number, status = 0, fields: Record<string, unknown> = {}): Buffer {
-  const pdu = new smpp.PDU(command, { ...fields, sequence_number: sequence, command_status: status });
-  return pdu.toBuffer();
+  const plan = encodePlan(command);
+  if (status) {
+    const head = Buffer.alloc(PDU_HEADER_LENGTH);
+    head.writeUInt32BE(PDU_HEADER_LENGTH, 0);
+    head.writeUInt32BE(plan.id, 4);
+    head.writeUInt32BE(status, 8);
+    head.writeUInt32BE(sequence, 12);
+    return head;
+  }
+  // The values as the package's PDU holds them: every mandatory parameter (given or its default), then the TLVs given.
+  const pdu: Record<string, unknown> = {};
+  for (const [name, , fallback] of plan.params) pdu[name] = name in fields ? fields[name] : fallback;
+  const tlvNames: string[] = [];
+  for (const name in fields) {
+    if (name in smpp.tlvs && !(name in pdu)) {
+      pdu[name] = fields[name];
+      tlvNames.push(name);
+    }
+  }
+  // Filters in the order the package applies them (a message's filter may set data_coding or esm_class).
+  for (const [name, def] of plan.params) if (def.filter) pdu[name] = def.filter.encode.call(pdu, pdu[name]);
+  for (const name of tlvNames) {
+    const tlv = smpp.tlvs[name]!;
+    const filter = tlv.filter;
+    if (!filter) continue;
+    if (tlv.multiple) {
+      pdu[name] = (pdu[name] as unknown[]).map((v) => filter.encode.call(pdu, v, true));
+    } else if (name === 'message_payload') {
+      const sm = pdu['short_message'] as { message?: { length?: number } } | undefined;
+      pdu[name] = filter.encode.call(pdu, pdu[name], sm && sm.message && sm.message.length);
+    } else {
+      pdu[name] = filter.encode.call(pdu, pdu[name], true);
+    }
+  }
+  let length = PDU_HEADER_LENGTH;
+  for (const [name, def] of plan.params) length += def.type.size(pdu[name]);
+  for (const name of tlvNames) {
+    const tlv = smpp.tlvs[name]!;
+    for (const v of tlv.multiple ? (pdu[name] as unknown[]) : [pdu[name]]) length += tlv.type.size(v) + 4;
+  }
+  const buf = Buffer.alloc(length);
+  buf.writeUInt32BE(length, 0);
+  buf.writeUInt32BE(plan.id, 4);
+  buf.writeUInt32BE(0, 8);
+  buf.writeUInt32BE(sequence, 12);
+  let offset = PDU_HEADER_LENGTH;
+  for (const [name, def] of plan.params) {
+    def.type.write(pdu[name], buf, offset);
+    offset += def.type.size(pdu[name]);
+  }
+  for (const name of tlvNames) {
+    const tlv = smpp.tlvs[name]!;
+    for (const v of tlv.multiple ? (pdu[name] as unknown[]) : [pdu[name]]) {
+      const size = tlv.type.size(v);
+      buf.writeUInt16BE(tlv.id, offset);
+      buf.writeUInt16BE(size, offset + 2);
+      tlv.type.write(v, buf, offset + 4);
+      offset += size + 4;
+    }
+  }
+  return buf;
 }
 
 export function genericNack(sequence: number, status: number): Buffer {

@@ -13,9 +13,15 @@ declare module 'smpp' {
       default: unknown;
     }
 
+    /** Turns a field's value into what its type writes (a Date into SMPP time, text into bytes, …). */
+    interface FieldFilter {
+      encode(this: Record<string, unknown>, value: unknown, skipUdh?: unknown): unknown;
+    }
+
     interface ParamDef {
       type: FieldType;
       default?: unknown;
+      filter?: FieldFilter;
     }
 
     interface CommandDef {
@@ -30,6 +36,7 @@ declare module 'smpp' {
       tag: string;
       type: FieldType;
       multiple?: boolean;
+      filter?: FieldFilter;
     }
 
     class PDU {
