@@ -332,6 +332,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     safetyPollMs: config.safetyPollMs,
   });
   const smppSender = new SmppOutboxWorker(smppOutbox, smppServer, logger.child({ component: 'smpp-outbox' }));
+  smppOutbox.handTo(smppSender);
   services.metrics.watchSmppOutbox(() => smppOutbox.pending());
   smpp.onReceiverBound((credentialId) => smppSender.bound(credentialId));
 

@@ -36,6 +36,8 @@ export class Signals {
   private readonly listeners = new Map<Signal, Set<Listener>>();
   /** Signals raised inside transactions that have not committed yet. */
   private readonly pending = new WeakMap<object, Set<Signal>>();
+  /** What runs when those transactions commit, or roll back. */
+  private readonly outcomes = new WeakMap<object, Array<{ committed: () => void; rolledBack: () => void }>>();
   private listener: pg.Client | null = null;
   private closed = false;
 
@@ -73,6 +75,21 @@ export class Signals {
     }
   }
 
+  /**
+   * Runs `committed` once `db`'s transaction (opened by `inTransaction`) commits, `rolledBack` if it does not; outside
+   * a transaction, `committed` at once.
+   */
+  afterCommit(db: Db, committed: () => void, rolledBack: () => void): void {
+    if (!db.isTransaction) {
+      committed();
+      return;
+    }
+    if (!this.pending.has(db)) throw new Error('afterCommit in a transaction not opened by inTransaction: it would never run');
+    let list = this.outcomes.get(db);
+    if (!list) this.outcomes.set(db, (list = []));
+    list.push({ committed, rolledBack });
+  }
+
   /** Opens the account of a transaction's signals (called by `inTransaction`). */
   begin(trx: Db): void {
     this.pending.set(trx, new Set());
@@ -83,11 +100,17 @@ export class Signals {
     const set = this.pending.get(trx);
     this.pending.delete(trx);
     if (set) for (const s of set) this.fire(s);
+    const outcomes = this.outcomes.get(trx);
+    this.outcomes.delete(trx);
+    if (outcomes) for (const o of outcomes) o.committed();
   }
 
   /** The transaction rolled back: nothing was written. */
   discard(trx: Db): void {
     this.pending.delete(trx);
+    const outcomes = this.outcomes.get(trx);
+    this.outcomes.delete(trx);
+    if (outcomes) for (const o of outcomes) o.rolledBack();
   }
 
   fire(signal: Signal): void {

@@ -14,22 +14,63 @@ import {
 export type { SmppOutboxRow };
 
 /**
+ * A node's outbox worker taking rows as they are written: rows of a credential it holds a receiver of, due now, when
+ * it has room and nothing older waiting. They are written already leased to it and handed over in memory once
+ * committed (no claim, no wake-up); a crash leaves them to be claimed when the lease runs out.
+ */
+export interface SmppOutboxHandoff {
+  /** Room for one row of `credentialId` now: the lease to write it with, or null. Each is taken or released. */
+  reserve(credentialId: string, now: number): number | null;
+  /** Rows reserved and committed. */
+  take(rows: SmppOutboxRow[]): void;
+  /** Rows reserved whose transaction did not commit. */
+  release(count: number): void;
+}
+
+/**
  * What is owed to SMPP customers as deliver_sm (receipts, MO), per credential, until a receiver or transceiver of
  * the credential takes it: written in the transaction of the event it reports, claimed by the node that holds a
  * receiver, deleted once answered, rescheduled otherwise, dropped when it expires.
  */
 export class SmppOutbox {
   readonly queue: LeasedQueue<SmppOutboxRow>;
+  private handoff: SmppOutboxHandoff | null = null;
 
   constructor(private readonly store: Store) {
     this.queue = new LeasedQueue(store, SMPP_OUTBOX_QUEUE);
   }
 
-  /** In the caller's transaction, or alone; the outbox workers are woken when it commits. */
+  /** This node's worker, to take rows as they are written. */
+  handTo(handoff: SmppOutboxHandoff): void {
+    this.handoff = handoff;
+  }
+
+  /**
+   * In the caller's transaction, or alone. Rows this node's worker can take at once are written leased to it and
+   * handed over when the transaction commits; for the others the outbox workers are woken.
+   */
   async enqueue(rows: SmppOutboxRow[], tx: Db = this.store.db): Promise<void> {
     if (rows.length === 0) return;
-    await insertOutbox(tx, rows);
-    await this.queue.wake(tx);
+    const handoff = this.handoff;
+    const handed: SmppOutboxRow[] = [];
+    if (handoff) {
+      const now = Date.now();
+      for (const row of rows) {
+        if (row.next_attempt_at > now || row.lease_until !== null) continue;
+        const lease = handoff.reserve(row.credential_id, now);
+        if (lease === null) continue;
+        row.lease_until = lease;
+        handed.push(row);
+      }
+    }
+    try {
+      await insertOutbox(tx, rows);
+      if (handed.length < rows.length) await this.queue.wake(tx);
+    } catch (err) {
+      if (handed.length > 0) handoff!.release(handed.length);
+      throw err;
+    }
+    if (handed.length > 0) this.store.signals.afterCommit(tx, () => handoff!.take(handed), () => handoff!.release(handed.length));
   }
 
   /** Due rows of these credentials (those with a receiver bound here), reserved for `leaseMs`. */

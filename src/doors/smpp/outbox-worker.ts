@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { backoffDelay } from '../../core/domain/retry.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
-import type { SmppOutbox, SmppOutboxRow } from '../../core/smpp/outbox.ts';
+import type { SmppOutbox, SmppOutboxHandoff, SmppOutboxRow } from '../../core/smpp/outbox.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
 import { Loop, onRetryGrid } from '../../workers/loop.ts';
 import { decodeOutboxPdus } from './gateway.ts';
@@ -52,9 +52,10 @@ interface Outcome {
  * deliver_sm_resp came back with status 0, else retried with backoff. A receiver binding makes its credential's rows
  * due at once; rows past their expiry are dropped. Woken when rows are written (their signal), when a receiver binds
  * or a delivery ends, at the next row's time, and by the node's safety poll (rows due or expired that no wake-up
- * announced).
+ * announced). Rows written on this node while it has room and nothing older waiting are handed to it as they commit
+ * (SmppOutboxHandoff): a receipt goes out without a claim.
  */
-export class SmppOutboxWorker {
+export class SmppOutboxWorker implements SmppOutboxHandoff {
   private readonly loop: Loop;
   /** Credentials with a receiver or transceiver bound on this node (checked against the server on each pass). */
   private readonly receivers = new Set<string>();
@@ -63,6 +64,13 @@ export class SmppOutboxWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** The last pass stopped for want of room: deliveries finishing wake the loop once a quarter of it is free again. */
   private full = false;
+  /**
+   * Rows may be due that the last claim did not take (it filled its room, or no pass has run since the start): rows
+   * written meanwhile are not handed over, so they do not overtake them.
+   */
+  private behind = true;
+  /** Rows reserved for a handoff whose transaction has not ended yet. */
+  private reserved = 0;
   private readonly recorder: GroupCommitter<Outcome, void>;
   private lastExpiry = 0;
   private readonly claimBatch: number;
@@ -107,6 +115,25 @@ export class SmppOutboxWorker {
     this.loop.wake();
   }
 
+  reserve(credentialId: string, now: number): number | null {
+    if (this.loop.isStopped || this.behind || this.full || this.justBound.has(credentialId)) return null;
+    if (!this.receivers.has(credentialId) || this.target.receiverCount(credentialId) === 0) return null;
+    if (this.inFlight.size + this.reserved >= this.maxInFlight) return null;
+    this.reserved++;
+    return now + this.leaseMs;
+  }
+
+  take(rows: SmppOutboxRow[]): void {
+    this.reserved -= rows.length;
+    // Stopped meanwhile: the rows stay leased, and are claimed (here or elsewhere) once the lease runs out.
+    if (this.loop.isStopped) return;
+    for (const row of rows) this.launch(row);
+  }
+
+  release(count: number): void {
+    this.reserved -= count;
+  }
+
   /** Rows were written: claimed a moment later, so a burst of receipts is one claim rather than one each. */
   wake(): void {
     this.loop.at(Date.now() + CLAIM_LINGER_MS);
@@ -129,7 +156,7 @@ export class SmppOutboxWorker {
     for (const id of this.receivers) if (this.target.receiverCount(id) === 0) this.receivers.delete(id);
     for (;;) {
       if (this.loop.isStopped || this.receivers.size === 0) return null;
-      const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
+      const room = Math.min(this.maxInFlight - this.inFlight.size - this.reserved, this.claimBatch);
       if (room <= 0) {
         // Full: the next delivery to finish wakes the loop.
         this.full = true;
@@ -137,6 +164,7 @@ export class SmppOutboxWorker {
       }
       const { rows, nextDue } = await this.outbox.claimWithNextDue([...this.receivers], Date.now(), this.leaseMs, room);
       for (const row of rows) this.launch(row);
+      this.behind = rows.length >= room;
       // Rows written wake the loop; what is due later is retries, looked for on the grid.
       if (rows.length < room) return onRetryGrid(nextDue);
     }
