@@ -77,7 +77,7 @@ export class Signals {
 
   /**
    * Runs `committed` once `db`'s transaction (opened by `inTransaction`) commits, `rolledBack` if it does not; outside
-   * a transaction, `committed` at once.
+   * a transaction, `committed` at once. Neither may throw: they run as the transaction ends, for its caller.
    */
   afterCommit(db: Db, committed: () => void, rolledBack: () => void): void {
     if (!db.isTransaction) {

@@ -179,7 +179,11 @@ export class ConnectorService {
           const rows = records.map((r) => {
             const lane = r.lane ?? HIGH_LANE;
             const lease = handoff && r.dueAt !== null && r.dueAt <= now ? handoff.reserve(lane, now) : null;
-            if (lease !== null) handed.set(lane, [...(handed.get(lane) ?? []), r]);
+            if (lease !== null) {
+              const list = handed.get(lane);
+              if (list) list.push(r);
+              else handed.set(lane, [r]);
+            }
             return { connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: lease, created_at: now, lane };
           });
           try {

@@ -289,7 +289,7 @@ function encodePlan(command: string): EncodePlan {
  * Encodes a PDU. With a non-zero status the body is left out, as SMPP 3.4 asks of error responses. The bytes are
  * those of the `smpp` package's `new PDU(command, fields).toBuffer()` (a seeded test compares them), written with
  * the package's own field types and filters; its PDU class looks its tables up again for every field of every PDU
- * (14 µs a receipt's deliver_sm, 5 µs a submit_sm_resp, against 2 and 0.5 here): two PDUs a message on the SMPP door.
+ * (13.7 µs a receipt's deliver_sm, 4.5 µs a submit_sm_resp, against 4.5 and 0.4 here): two PDUs a message on the SMPP door.
  */
 export function encodePdu(command: string, sequence: number, status = 0, fields: Record<string, unknown> = {}): Buffer {
   const plan = encodePlan(command);
