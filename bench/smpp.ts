@@ -2,7 +2,8 @@
  * SMPP cases of `npm run bench` (`npm run bench smpp`, or `node --import tsx bench/smpp.ts` alone). On each database,
  * Tern is started on a database already holding BENCH_RSS_STORED_MESSAGES (1,000,000) messages (fill.ts) and a
  * credential whose deliver_sm window is 100, as its client's; one transceiver with a window of 100 submits BENCH_SMPP_MESSAGES (50,000) messages asking for receipts: submits/s with
- * p50/p99 from submit_sm to submit_sm_resp, and receipts/s as they come back as deliver_sm on the same session. Then
+ * p50/p99 from submit_sm to submit_sm_resp, receipts/s as they come back as deliver_sm on the same session, and the
+ * server's CPU time per message from the first submit to the last receipt (every thread). Then
  * the server is left idle BENCH_IDLE_SECONDS (600) and its resident memory read at the start and the end of it.
  * As a baseline, the same client and window against the `smpp` package's own server, which answers every
  * submit_sm at once without doing anything.
