@@ -85,6 +85,10 @@ describe('connector timers', () => {
     let claimable: ConnectorRecord[] = [];
     const settled: string[] = [];
     const dealt: string[] = [];
+    let releaseBacklog = () => {};
+    const backlogHeld = new Promise<void>((resolve) => {
+      releaseBacklog = resolve;
+    });
     const service = {
       async claimDue(_now: number, limit: number, _leaseMs: number, lane: Lane) {
         if (lane !== HIGH_LANE) return { due: [], nextDue: null };
@@ -98,29 +102,23 @@ describe('connector timers', () => {
       name: 'network',
       async due(records: ConnectorRecord[]) {
         dealt.push(...records.map((r) => r.key));
+        if (records[0]?.key.startsWith('backlog-')) await backlogHeld;
         return [];
       },
     } as unknown as Connector;
     const router = { connector: (name: string) => (name === 'network' ? network : undefined) } as unknown as Router;
     const timers = new ConnectorTimers(service, router, pino({ level: 'silent' }), 5_000);
     assert.equal(timers.reserve(HIGH_LANE, 1_000), null, 'not started');
-    // A backlog a full claim long: records written meanwhile are left to the claims, behind it.
+    // A backlog a full claim long: while it is being dealt with, records written are left to the claims, behind it.
     claimable = Array.from({ length: 200 }, (_, i) => ({ key: `backlog-${i}`, data: {}, dueAt: 0, lane: HIGH_LANE }));
-    const backlogDone = new Promise<void>((resolve) => {
-      const check = setInterval(() => {
-        if (settled.length >= 200) {
-          clearInterval(check);
-          resolve();
-        }
-      }, 5);
-    });
     timers.start();
     try {
-      await backlogDone;
+      await eventually(async () => (dealt.length === 200 ? true : undefined), 2_000, 'the backlog claimed');
+      assert.equal(timers.reserve(HIGH_LANE, 1_000), null, 'behind a full claim');
+      releaseBacklog();
       await eventually(async () => (timers.reserve(HIGH_LANE, 1_000) !== null ? true : undefined), 2_000, 'caught up once a claim comes back short');
       timers.release(HIGH_LANE, 1);
-      const lease = timers.reserve(HIGH_LANE, 1_000);
-      assert.equal(lease, 6_000, 'leased for the timers’ lease');
+      assert.equal(timers.reserve(HIGH_LANE, 1_000), 6_000, 'leased for the timers’ lease');
       timers.take('network', HIGH_LANE, [{ key: 'otp', data: {}, dueAt: 1_000, lane: HIGH_LANE }]);
       await eventually(async () => (settled.includes('otp') ? true : undefined), 2_000, 'the record handed over is dealt with and settled');
       assert.ok(dealt.includes('otp'));
@@ -130,6 +128,7 @@ describe('connector timers', () => {
       assert.equal(reserved, 400);
       timers.release(HIGH_LANE, reserved);
     } finally {
+      releaseBacklog();
       await timers.stop();
     }
     assert.equal(timers.reserve(HIGH_LANE, 1_000), null, 'stopped');
