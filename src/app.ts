@@ -340,6 +340,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
   store.signals.on('dispatch', () => dispatcher.wake());
   store.signals.on('connector-records', () => timers.wake());
   connectors.onRecordsDue((lanes) => timers.wake(lanes));
+  connectors.handRecordsTo(timers);
   store.signals.on('receipts', () => receiptMatcher.wake());
   store.signals.on('webhooks', () => webhookSender.wake());
   store.signals.on('smpp-outbox', () => smppSender.wake());

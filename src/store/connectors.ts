@@ -54,7 +54,7 @@ export function listRecordsByPrefix(db: Db, dialect: Dialect, connector: string,
     .execute();
 }
 
-/** Creates or replaces records; a replaced record keeps its creation time and loses any lease. */
+/** Creates or replaces records; a replaced record keeps its creation time and takes the lease written (none, or the one it is handed over with). */
 export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise<void> {
   await insertRows(
     db,
@@ -62,7 +62,7 @@ export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise
     RECORD_COLUMNS,
     rows,
     CHUNK,
-    'on conflict ("connector", "key") do update set "data" = "excluded"."data", "due_at" = "excluded"."due_at", "lane" = "excluded"."lane", "lease_until" = null',
+    'on conflict ("connector", "key") do update set "data" = "excluded"."data", "due_at" = "excluded"."due_at", "lane" = "excluded"."lane", "lease_until" = "excluded"."lease_until"',
   );
 }
 

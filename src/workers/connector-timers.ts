@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { HIGH_LANE, type Lane, LOW_LANE } from '../core/domain/fair-queue.ts';
 import type { ConnectorRecord, Router } from '../core/ports.ts';
-import type { ConnectorService } from '../core/routing/service.ts';
+import type { ConnectorService, RecordHandoff } from '../core/routing/service.ts';
 import { Loop } from './loop.ts';
 
 /**
@@ -10,16 +10,24 @@ import { Loop } from './loop.ts';
  * a few milliseconds: a backlog is worked through a batch at a time, with requests answered in between.
  */
 const BATCH = 200;
+/** Records handed over as they are written, being dealt with at once, at most (per lane). */
+const MAX_HANDED = 2 * BATCH;
 
 /**
  * Hands connectors the records whose time came (a receipt a simulated network owes, a status to poll for): claimed
  * with a lease, so across nodes each record is handled once, then settled with what the connector keeps for later.
  * A loop per lane, each with its own next due time: a record of the high lane (an OTP's receipt) is taken as soon as
  * it falls due, never behind a pass through a campaign's backlog. Woken for a lane when records fall due in it, at
- * its next record's time, and (both lanes) by the node's safety poll.
+ * its next record's time, and (both lanes) by the node's safety poll. Records written due now on this node, while
+ * their lane has room and nothing older waiting, are handed over as they are stored (RecordHandoff): no claim.
  */
-export class ConnectorTimers {
+export class ConnectorTimers implements RecordHandoff {
   private readonly loops: ReadonlyMap<Lane, Loop>;
+  /** Records reserved or handed over and not settled yet, per lane. */
+  private readonly handed = new Map<Lane, number>();
+  /** Lanes whose last claim filled its batch: records may be due there that were not taken yet. */
+  private readonly behind = new Set<Lane>([HIGH_LANE, LOW_LANE]);
+  private readonly handing = new Set<Promise<void>>();
 
   constructor(
     private readonly service: ConnectorService,
@@ -41,6 +49,35 @@ export class ConnectorTimers {
 
   async stop(): Promise<void> {
     await Promise.all([...this.loops.values()].map((l) => l.stop()));
+    await Promise.all([...this.handing]);
+  }
+
+  reserve(lane: Lane, now: number): number | null {
+    const loop = this.loops.get(lane);
+    if (!loop || loop.isStopped || this.behind.has(lane)) return null;
+    const count = this.handed.get(lane) ?? 0;
+    if (count >= MAX_HANDED) return null;
+    this.handed.set(lane, count + 1);
+    return now + this.leaseMs;
+  }
+
+  release(lane: Lane, count: number): void {
+    this.handed.set(lane, (this.handed.get(lane) ?? 0) - count);
+  }
+
+  take(connector: string, lane: Lane, records: ConnectorRecord[]): void {
+    // Stopped meanwhile: they stay leased, and are claimed (here or elsewhere) once the lease runs out.
+    if (this.loops.get(lane)?.isStopped) {
+      this.release(lane, records.length);
+      return;
+    }
+    const p = this.hand(connector, records, Date.now())
+      .catch((err: unknown) => this.logger.error({ err, connector }, 'connector records handed over failed; they will be claimed when their lease runs out'))
+      .finally(() => {
+        this.release(lane, records.length);
+        this.handing.delete(p);
+      });
+    this.handing.add(p);
   }
 
   /** Records fell due in these lanes (all of them: something may be due anywhere). */
@@ -54,6 +91,8 @@ export class ConnectorTimers {
       const now = Date.now();
       // Records a connector keeps for later are written with their new time, which wakes their lane again.
       const { due, nextDue } = await this.service.claimDue(now, BATCH, this.leaseMs, lane);
+      if (due.length < BATCH) this.behind.delete(lane);
+      else this.behind.add(lane);
       const byConnector = new Map<string, ConnectorRecord[]>();
       for (const d of due) byConnector.set(d.connector, [...(byConnector.get(d.connector) ?? []), d.record]);
       await Promise.all([...byConnector].map(([name, records]) => this.hand(name, records, now)));

@@ -77,10 +77,25 @@ export interface ConnectorServiceOptions {
   publicBase: () => string;
 }
 
+/**
+ * This node's timers taking records as they are written due now (a receipt a simulated network owes at once), when
+ * they have room and their lane nothing older waiting: written already leased to them and handed over in memory
+ * once stored — no claim. A crash leaves them to be claimed when the lease runs out.
+ */
+export interface RecordHandoff {
+  /** Room for one record of `lane` now: the lease to write it with, or null. Each is taken or released. */
+  reserve(lane: Lane, now: number): number | null;
+  /** Records reserved and stored, of one connector and lane. */
+  take(connector: string, lane: Lane, records: ConnectorRecord[]): void;
+  /** Records reserved that were not stored. */
+  release(lane: Lane, count: number): void;
+}
+
 export class ConnectorService {
   readonly records: LeasedQueue<ConnectorRecordRow>;
   /** Told, on this node, the lanes records were just written due in: this node's timers take them. */
   private recordsDue: (lanes: ReadonlySet<Lane>) => void = () => undefined;
+  private handoff: RecordHandoff | null = null;
 
   constructor(
     private readonly store: Store,
@@ -126,6 +141,11 @@ export class ConnectorService {
     this.recordsDue = listener;
   }
 
+  /** This node's timers, to take records written due now. */
+  handRecordsTo(handoff: RecordHandoff): void {
+    this.handoff = handoff;
+  }
+
   /** Called when connectors or routes were changed (on this node or, on PostgreSQL, another one). */
   onChange(listener: () => void): () => void {
     return this.store.signals.on('config', listener);
@@ -154,11 +174,26 @@ export class ConnectorService {
         put: async (records) => {
           if (records.length === 0) return;
           const now = Date.now();
-          await upsertRecords(
-            store.db,
-            records.map((r) => ({ connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: null, created_at: now, lane: r.lane ?? HIGH_LANE })),
-          );
-          const lanes = new Set(records.filter((r) => r.dueAt !== null).map((r) => r.lane ?? HIGH_LANE));
+          const handoff = this.handoff;
+          const handed = new Map<Lane, ConnectorRecord[]>();
+          const rows = records.map((r) => {
+            const lane = r.lane ?? HIGH_LANE;
+            const lease = handoff && r.dueAt !== null && r.dueAt <= now ? handoff.reserve(lane, now) : null;
+            if (lease !== null) {
+              const list = handed.get(lane);
+              if (list) list.push(r);
+              else handed.set(lane, [r]);
+            }
+            return { connector: name, key: r.key, data: JSON.stringify(r.data), due_at: r.dueAt, lease_until: lease, created_at: now, lane };
+          });
+          try {
+            await upsertRecords(store.db, rows);
+          } catch (err) {
+            for (const [lane, list] of handed) handoff!.release(lane, list.length);
+            throw err;
+          }
+          for (const [lane, list] of handed) handoff!.take(name, lane, list);
+          const lanes = new Set(rows.filter((r) => r.due_at !== null && r.lease_until === null).map((r) => r.lane));
           if (lanes.size > 0) this.recordsDue(lanes);
         },
         async list(prefix, limit) {
