@@ -166,9 +166,11 @@ forEachDialect('webhooks', (dialect) => {
     };
     try {
       const t = await createTenant(own, { balance: 10 });
-      // Scheduled a moment ahead: each message reports ENROUTE when it goes, then DELIVERED.
-      const sentDate = new Date(Date.now() + 500).toISOString();
+      // Scheduled a moment ahead: each message reports ENROUTE when it goes, then DELIVERED. (One accepted after its
+      // sentDate goes at once, reporting no ENROUTE of its own: the moment is long enough for a loaded machine.)
+      const sentDate = new Date(Date.now() + 3_000).toISOString();
       const ms = await Promise.all(Array.from({ length: 20 }, (_, i) => send(own, t, `33612341${String(i).padStart(3, '0')}`, { callbackUrlStatus: `${flaky.url}/s`, sentDate })));
+      assert.deepEqual(new Set(ms.map((m) => m.status.value)), new Set(['SCHEDULED']), 'every message accepted before its sentDate');
       const ids = new Set(ms.map((m) => m.messageId as string));
       const delivered = () => flaky.delivered().filter((r) => ids.has(r.json?.messageId));
       const both = (value: string) => new Set(delivered().filter((r) => r.json.status.value === value).map((r) => r.json.messageId)).size === ids.size;
