@@ -29,6 +29,7 @@ import { keyRoutes } from './routes/keys.ts';
 import { liveRoutes } from './routes/live.ts';
 import { quoteRoutes } from './routes/quotes.ts';
 import { ErrorBody } from './schemas.ts';
+import { sharedSchemaCompilers } from './schema-compilers.ts';
 import { registerTextGuard } from './text-guard.ts';
 import { unansweredConnectionReaper } from './unanswered-connections.ts';
 
@@ -54,6 +55,7 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
     trustProxy: services.config.trustProxy,
     return503OnClosing: true,
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false } },
+    schemaController: { compilersFactory: sharedSchemaCompilers },
   });
 
   app.addSchema(ErrorBody);
