@@ -379,8 +379,8 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     demo,
     store,
     async start() {
-      // In the background: the first voice send waits for it, nothing else does.
-      void voice.checkAvailability();
+      // In the background (the first voice send waits for it, nothing else does), or left to that send.
+      voice.checkAtStart();
       // What this node held before a restart under the same id is free once those leases ran out: looked at by then.
       safetyPoll.start(Date.now() + Math.min(config.safetyPollMs, config.dispatchLeaseMs + fenceMargin(config.dispatchLeaseMs)));
       await heartbeat.start();

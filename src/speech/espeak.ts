@@ -87,6 +87,8 @@ export class EspeakTts implements TextToSpeech {
     return 'espeak-ng';
   }
 
+  readonly checkAtStart = true;
+
   availability(): Promise<TtsAvailability> {
     return checkTtsAvailable(this.binary);
   }

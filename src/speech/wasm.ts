@@ -81,7 +81,7 @@ export class WasmEspeakTts implements TextToSpeech {
       entry: new URL('./wasm-worker.ts', import.meta.url),
       size: positiveInteger('workers', options.workers ?? defaultSpeechWorkers()),
       timeoutMs: this.timeoutMs,
-      // The start-up availability check would otherwise keep a loaded synthesiser (~50 MB) for the node's life.
+      // A node that sent voice once would otherwise keep a loaded synthesiser (~50 MB) for its life.
       idleMs: positiveInteger('idleMs', options.idleMs ?? 60_000),
     });
   }
@@ -90,15 +90,15 @@ export class WasmEspeakTts implements TextToSpeech {
     return 'eSpeak NG (WebAssembly)';
   }
 
+  readonly checkAtStart = false;
+
   async availability(): Promise<TtsAvailability> {
     let result: WasmResult;
     try {
+      // Checked on the first voice send: the worker it loads renders that send, and is stopped once idle.
       result = await this.pool.run({ kind: 'probe', voices: VOICE_LANGUAGES.map((l) => WASM_VOICES[l]) });
     } catch (err) {
       return { ok: false, reason: (err as Error).message };
-    } finally {
-      // The check runs at start-up: a node that sends no voice should not hold a loaded synthesiser meanwhile.
-      this.pool.stopIdle();
     }
     if (result.kind !== 'probe') return { ok: false, reason: 'unexpected answer from the speech worker' };
     if (result.missing.length > 0) {

@@ -107,6 +107,11 @@ export class VoiceService {
     private readonly logger: Logger,
   ) {}
 
+  /** Checks the synthesiser now when its engine is checked as the node starts; otherwise the first voice send does. */
+  checkAtStart(): void {
+    if (this.tts.checkAtStart) void this.checkAvailability();
+  }
+
   /**
    * Checks that the synthesiser can speak every supported language; logs a warning naming the problem if not.
    * Voice sends made while the check runs wait for it.
@@ -164,6 +169,7 @@ export class VoiceService {
 
   /** Renders the speech; an unusable synthesiser is 503 (`UNAVAILABLE`), naming the problem. */
   private async render(v: CheckedVoice): Promise<RenderedSpeech> {
+    if (this.availability === null && this.checking === null) void this.checkAvailability();
     if (this.checking) await this.checking;
     if (this.availability && !this.availability.ok) {
       fail('UNAVAILABLE', `text-to-speech is unavailable: ${this.availability.reason}`);

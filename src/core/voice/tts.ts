@@ -25,6 +25,11 @@ export interface RenderedSpeech {
 export interface TextToSpeech {
   /** The engine, as the log names it. */
   readonly name: string;
+  /**
+   * Whether to check it as the node starts (a program that may be missing from the machine), rather than on the
+   * first voice send (an engine shipped with Tern, whose check loads it: a node that sends no voice never does).
+   */
+  readonly checkAtStart: boolean;
   render(text: string, language: VoiceLanguage): Promise<RenderedSpeech>;
   /** Whether it can speak every supported language here, or why not. */
   availability(): Promise<TtsAvailability>;
