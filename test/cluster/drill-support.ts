@@ -13,6 +13,8 @@ const ENV = { TERN_DISPATCH_LEASE_SECONDS: '2', TERN_SIMULATOR_SUBMIT_LATENCY_MS
 
 export interface Cluster {
   nodes: TernProcess[];
+  /** Each node's id (`TERN_NODE_ID`), as its claims record it. */
+  nodeIds: string[];
   reader: Store;
   receiver: Receiver;
   close(): Promise<void>;
@@ -21,8 +23,9 @@ export interface Cluster {
 export async function startCluster(size: number): Promise<Cluster> {
   const database = await freshDatabase('postgres');
   // The first node creates the schema; the others start on it together.
-  const first = await startTernProcess(database.url, await freePort(), ENV);
-  const rest = await Promise.all(Array.from({ length: size - 1 }, async () => startTernProcess(database.url, await freePort(), ENV)));
+  const nodeIds = Array.from({ length: size }, (_, i) => `drill-node-${i}`);
+  const first = await startTernProcess(database.url, await freePort(), { ...ENV, TERN_NODE_ID: nodeIds[0]! });
+  const rest = await Promise.all(nodeIds.slice(1).map(async (id) => startTernProcess(database.url, await freePort(), { ...ENV, TERN_NODE_ID: id })));
   const nodes = [first, ...rest];
   const reader = await openStore(database.url, 'drill-reader', { migrate: false });
   // Answers a moment later, so attempts are on the wire when a node stalls.
@@ -32,6 +35,7 @@ export async function startCluster(size: number): Promise<Cluster> {
   };
   return {
     nodes,
+    nodeIds,
     reader,
     receiver,
     async close() {
@@ -51,6 +55,27 @@ export async function counter(node: TernProcess, name: string, labels: string[] 
     .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
     .filter((l) => labels.every((x) => l.includes(x)))
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+/**
+ * Waits until the node `nodeId` holds messages it claimed (or was handed) with at least `leftMs` of their lease to
+ * go: a stall or a kill that follows at once lands while it has work in hand, whatever the machine's speed. A fixed
+ * delay after the load starts did not (under load the node sometimes held nothing at that moment).
+ */
+export async function holdingClaims(db: Store['db'], nodeId: string, leftMs = 500): Promise<void> {
+  await eventually(
+    async () => {
+      const row = await db
+        .selectFrom('dispatch_queue')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('claimed_by', '=', nodeId)
+        .where('lease_until', '>', Date.now() + leftMs)
+        .executeTakeFirstOrThrow();
+      return Number(row.n) > 0;
+    },
+    60_000,
+    `${nodeId} to hold claimed messages`,
+  );
 }
 
 /** Sends `total` messages spread over the live nodes, 24 at a time; answers the ids accepted (201). */

@@ -2,7 +2,7 @@
 // A stalled node must not send, when it wakes, what another node took over meanwhile.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { type Cluster, counter, sendSpread, settled, skip, startCluster } from './drill-support.ts';
+import { type Cluster, counter, holdingClaims, sendSpread, settled, skip, startCluster } from './drill-support.ts';
 import { createTenant } from '../support/server.ts';
 import { sleep } from '../support/wait.ts';
 
@@ -23,7 +23,7 @@ describe('cluster drills [postgres]', { skip }, () => {
       // Sends spread over every node, the stalled one included.
       const total = 240 * size;
       const load = sendSpread(nodes, t.key, total);
-      await sleep(700);
+      await holdingClaims(reader.db, cluster.nodeIds[0]!);
       stalled.child.kill('SIGSTOP');
       // Past the lease (2 s) and the other nodes' slow poll: they take over what it had claimed.
       await sleep(9_000);

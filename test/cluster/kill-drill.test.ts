@@ -1,9 +1,8 @@
 // A cluster drill: three real Tern processes on one PostgreSQL database, one of them killed (kill -9) under load.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { type Cluster, sendSpread, settled, skip, startCluster } from './drill-support.ts';
+import { type Cluster, holdingClaims, sendSpread, settled, skip, startCluster } from './drill-support.ts';
 import { createTenant } from '../support/server.ts';
-import { sleep } from '../support/wait.ts';
 
 describe('cluster drill: a node killed [postgres]', { skip }, () => {
   const clusters: Cluster[] = [];
@@ -18,7 +17,7 @@ describe('cluster drill: a node killed [postgres]', { skip }, () => {
     const t = await createTenant(nodes[1]!, { balance: 1_000, channel: { defaultCallbackUrlStatus: `${receiver.url}/status` } });
     const total = 720;
     const load = sendSpread(nodes, t.key, total);
-    await sleep(700);
+    await holdingClaims(reader.db, cluster.nodeIds[0]!);
     await nodes[0]!.kill();
     await load.done;
     const seen = await settled(reader.db, receiver);
