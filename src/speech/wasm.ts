@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_SPEECH_RATE,
   type RenderedSpeech,
@@ -78,7 +80,8 @@ export class WasmEspeakTts implements TextToSpeech {
     this.sampleRate = positiveInteger('sampleRate', options.sampleRate ?? TELEPHONY_SAMPLE_RATE);
     this.timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? 30_000);
     this.pool = new WorkerPool({
-      entry: new URL('./wasm-worker.ts', import.meta.url),
+      // The worker's module in the form this one runs in (TypeScript, or JavaScript written out by the tests' build).
+      entry: new URL(`./wasm-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
       size: positiveInteger('workers', options.workers ?? defaultSpeechWorkers()),
       timeoutMs: this.timeoutMs,
       // A node that sent voice once would otherwise keep a loaded synthesiser (~50 MB) for its life.
