@@ -16,11 +16,27 @@ function byContent(compile: Compile): Compile {
     const key = JSON.stringify(route.schema);
     let done = compiled.get(key);
     if (done === undefined) {
-      done = compile(route);
+      done = onFirstUse(() => compile(route) as CompiledSchema);
       compiled.set(key, done);
     }
     return done;
   };
+}
+
+/** What Fastify reads of a compiled schema besides calling it: Ajv's errors and schema (which lets it coerce a root value). */
+type CompiledSchema = ((...args: unknown[]) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+
+/**
+ * Compiles on the first call (or the first look at what Fastify reads of it): a server compiles only the schemas of
+ * the routes it is asked for, the first time each is (a few milliseconds), instead of every route's as it starts.
+ */
+function onFirstUse(compile: () => CompiledSchema): CompiledSchema {
+  let fn: CompiledSchema | undefined;
+  const get = (): CompiledSchema => (fn ??= compile());
+  const first = ((...args: unknown[]) => get()(...args)) as CompiledSchema;
+  Object.defineProperty(first, 'errors', { get: () => get().errors });
+  Object.defineProperty(first, 'schemaEnv', { get: () => get().schemaEnv });
+  return first;
 }
 
 /** A compiler per set of shared schemas and options, as Fastify's own pools do, kept for the process. */
@@ -39,10 +55,10 @@ function pooled(factory: Factory): Factory {
 
 /**
  * Fastify's own compilers (Ajv for requests, fast-json-stringify for responses), kept for the process instead of
- * built anew with every server, each schema compiled once: compiling the routes' schemas is most of what building a
- * server costs (about 1.5 s of CPU on a 2-core machine), and a process that builds its server again — the test
- * suite builds hundreds — reuses what the first one compiled. Validators keep no state between requests (Ajv itself
- * answers one function for a schema compiled twice).
+ * built anew with every server, each schema compiled once and only when first used: compiling every route's schemas
+ * was most of what building a server cost (about 1.5 s of CPU on a 2-core machine), and a process that builds its
+ * server again — the test suite builds hundreds — reuses what the first one compiled. Validators keep no state
+ * between requests (Ajv itself answers one function for a schema compiled twice).
  */
 export const sharedSchemaCompilers = {
   buildValidator: pooled(AjvCompiler() as unknown as Factory),
