@@ -92,17 +92,21 @@ function withStatementCache(handle: SQLite.Database): SQLite.Database {
   });
 }
 
+/** Statements that change the schema, after which the kept readers' columns may not be what they were. */
+const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
+
 /**
  * A reader whose rows are read as arrays and made into objects by a function written for its columns: better-sqlite3
  * builds each row object a property at a time, which for a message's 38 columns took longer than SQLite took to find
  * the row (50 messages by id: 850 µs as objects, 400 µs as arrays made into objects this way). The rows are the
  * same plain objects, their properties in the columns' order (a name given twice keeps its last value, as before).
  */
-const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
-
 function withRowBuilder(stmt: SQLite.Statement): SQLite.Statement {
   if (!stmt.reader) return stmt;
-  const names = stmt.columns().map((c) => JSON.stringify(c.name));
+  const columns = stmt.columns().map((c) => c.name);
+  // In an object literal that name would set the prototype, not a property: such a reader is left as it is.
+  if (columns.includes('__proto__')) return stmt;
+  const names = columns.map((c) => JSON.stringify(c));
   const build = new Function('r', `return {${names.map((n, i) => `${n}: r[${i}]`).join(', ')}};`) as (row: unknown[]) => unknown;
   stmt.raw(true);
   const all = stmt.all.bind(stmt) as (...params: unknown[]) => unknown[][];

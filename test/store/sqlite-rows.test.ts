@@ -27,6 +27,7 @@ describe('rows read on SQLite', () => {
       `select * from t order by id`,
       `select note, id, n as "weird name", x as "__proto__x" from t order by id desc`,
       `select 1 as a, 2 as a`,
+      `select id as "__proto__", n from t order by id`,
       `select * from t where id = 'nobody'`,
       `update t set n = n + 1 returning id, n`,
     ]) {
