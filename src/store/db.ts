@@ -103,10 +103,7 @@ const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
  */
 function withRowBuilder(stmt: SQLite.Statement): SQLite.Statement {
   if (!stmt.reader) return stmt;
-  const columns = stmt.columns().map((c) => c.name);
-  // In an object literal that name would set the prototype, not a property: such a reader is left as it is.
-  if (columns.includes('__proto__')) return stmt;
-  const names = columns.map((c) => JSON.stringify(c));
+  const names = stmt.columns().map((c) => JSON.stringify(c.name));
   const build = new Function('r', `return {${names.map((n, i) => `${n}: r[${i}]`).join(', ')}};`) as (row: unknown[]) => unknown;
   stmt.raw(true);
   const all = stmt.all.bind(stmt) as (...params: unknown[]) => unknown[][];
