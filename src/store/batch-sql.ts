@@ -5,6 +5,10 @@
  * written into the text, which is the one Kysely writes for the same statement (the upserts' update clauses read the
  * inserted row, `excluded`, instead of binding its values twice): the statement cache and the SQL profile see one
  * statement per row count as before.
+ *
+ * On PostgreSQL a batch is bound as one array per column (`unnest`, `= any`), not one placeholder per value: the
+ * statement's text no longer depends on its row count, and the server parses and plans a few arrays instead of
+ * thousands of placeholders (a 62-row insert of messages: 1.9 → 1.0 ms of the server's CPU).
  */
 import { CompiledQuery, PostgresAdapter, type QueryResult } from 'kysely';
 import type { Db } from './schema.ts';
@@ -56,41 +60,117 @@ export function runCached<R = unknown>(db: Db, name: string, size: number, make:
   return db.executeQuery<R>(CompiledQuery.raw(text, values as unknown[]));
 }
 
-/** Every column of a table's row type, checked complete by the compiler (a column added to the table must be listed). */
-export function columnsOf<Row>(all: Record<keyof Row & string, true>): ReadonlyArray<keyof Row & string> {
-  return Object.keys(all) as Array<keyof Row & string>;
+/** A column's type, as PostgreSQL is told the type of the array a batch binds for it. */
+export type ColumnType = 'text' | 'bigint' | 'integer';
+
+const ARRAY_TYPES: Record<ColumnType, string> = { text: 'text[]', bigint: 'int8[]', integer: 'int4[]' };
+
+/** The columns of a table written by batch, in order, with their types. */
+export interface TableColumns<Name extends string> {
+  readonly table: string;
+  readonly names: readonly Name[];
+  readonly types: readonly ColumnType[];
+}
+
+const declared: Array<TableColumns<string>> = [];
+
+/**
+ * The columns of `table` written by batch: every column of its row type with its type, checked complete by the
+ * compiler (a column added to the table must be listed).
+ */
+export function columnsOf<Row>(table: string, all: Record<keyof Row & string, ColumnType>): TableColumns<keyof Row & string> {
+  const names = Object.keys(all) as Array<keyof Row & string>;
+  const columns = { table, names, types: names.map((n) => all[n]) };
+  declared.push(columns);
+  return columns;
+}
+
+/** Every list of columns declared so far (by the modules loaded): a test checks their types against the database's. */
+export function declaredColumns(): ReadonlyArray<TableColumns<string>> {
+  return declared;
 }
 
 /**
- * Inserts `rows` into `table` (every column in `columns` given for every row), `chunk` rows a statement, with `tail`
- * after the values (an `on conflict` clause). A value left undefined is stored as null.
+ * `column` among `count` values bound from placeholder `from`: `in (?, …)` on SQLite; on PostgreSQL `= any($from)`,
+ * the values bound as one text array (`listValues`), one placeholder (`listWidth`).
  */
-export async function insertRows<Row>(
+export function inList(pg: boolean, column: string, count: number, from = 1): string {
+  return pg ? `${column} = any($${from}::text[])` : `${column} in (${placeholders(false, count)})`;
+}
+
+/** The values of an `inList`, as bound. */
+export function listValues(pg: boolean, values: readonly unknown[]): unknown[] {
+  return pg ? [values] : [...values];
+}
+
+/** How many placeholders an `inList` of `count` values takes. */
+export function listWidth(pg: boolean, count: number): number {
+  return pg ? 1 : count;
+}
+
+/**
+ * `rows` rows of `width` values as a table `v` to update from, its columns `column1`…: `(values (?, …), …) as v` on
+ * SQLite; on PostgreSQL `unnest(…) as v(column1, …)`, a text array a column (the statement casts what is not text),
+ * bound by `rowValues`.
+ */
+export function valuesTable(pg: boolean, rows: number, width: number): string {
+  if (!pg) return `(values ${tuples(false, rows, width)}) as v`;
+  const names: string[] = [];
+  const arrays: string[] = [];
+  for (let c = 1; c <= width; c++) {
+    names.push(`column${c}`);
+    arrays.push(`$${c}::text[]`);
+  }
+  return `unnest(${arrays.join(', ')}) as v(${names.join(', ')})`;
+}
+
+/** The values of a `valuesTable`, given row after row: as they are on SQLite, a column at a time on PostgreSQL. */
+export function rowValues(pg: boolean, width: number, flat: readonly unknown[]): unknown[] {
+  if (!pg) return [...flat];
+  const columns: unknown[][] = [];
+  for (let c = 0; c < width; c++) columns.push([]);
+  for (let i = 0; i < flat.length; i++) columns[i % width]!.push(flat[i] ?? null);
+  return columns;
+}
+
+/**
+ * Inserts `rows` into the table of `columns` (every column given for every row), `chunk` rows a statement, with
+ * `tail` after the values (an `on conflict` clause). A value left undefined is stored as null.
+ */
+export async function insertRows<Name extends string>(
   db: Db,
-  table: string,
-  columns: ReadonlyArray<keyof Row & string>,
-  rows: readonly Row[],
+  columns: TableColumns<Name>,
+  rows: ReadonlyArray<Record<Name, unknown>>,
   chunk: number,
   tail = '',
 ): Promise<void> {
-  const head = insertHead(table, columns);
+  const { table, names } = columns;
+  const head = insertHead(table, names);
   // The statement is its head and tail: two inserts into one table with other columns or clauses are two statements.
   const name = tail ? `${head}| ${tail}` : head;
+  const end = tail ? ` ${tail}` : '';
+  const pg = onPostgres(db);
   for (let i = 0; i < rows.length; i += chunk) {
     const part = rows.slice(i, i + chunk);
-    const values: unknown[] = [];
-    for (const row of part) for (const c of columns) values.push(row[c] ?? null);
-    await runCached(db, name, part.length, (pg) => head + tuples(pg, part.length, columns.length) + (tail ? ` ${tail}` : ''), values);
+    if (pg) {
+      const arrays: unknown[][] = names.map(() => []);
+      for (const row of part) for (let c = 0; c < names.length; c++) arrays[c]!.push(row[names[c]!] ?? null);
+      await runCached(db, name, 0, () => `${head}select * from unnest(${columns.types.map((t, c) => `$${c + 1}::${ARRAY_TYPES[t]}`).join(', ')})${end}`, arrays);
+    } else {
+      const values: unknown[] = [];
+      for (const row of part) for (const c of names) values.push(row[c] ?? null);
+      await runCached(db, name, part.length, () => `${head}values ${tuples(false, part.length, names.length)}${end}`, values);
+    }
   }
 }
 
 const heads = new WeakMap<ReadonlyArray<string>, string>();
 
-/** `insert into "table" ("a", "b") values `, made once for each list of columns. */
+/** `insert into "table" ("a", "b") `, made once for each list of columns. */
 function insertHead(table: string, columns: ReadonlyArray<string>): string {
   let head = heads.get(columns);
   if (head === undefined || !head.startsWith(`insert into "${table}" `)) {
-    head = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values `;
+    head = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) `;
     heads.set(columns, head);
   }
   return head;

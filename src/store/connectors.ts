@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, placeholders, runCached } from './batch-sql.ts';
+import { columnsOf, inList, insertRows, listValues, onPostgres, placeholders, runCached } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
 
@@ -18,7 +18,7 @@ export function listRouteRows(db: Db): Promise<RouteRow[]> {
 }
 
 const CHUNK = 400;
-const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>({ connector: true, key: true, data: true, due_at: true, lease_until: true, created_at: true, lane: true });
+const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>('connector_records', { connector: 'text', key: 'text', data: 'text', due_at: 'bigint', lease_until: 'bigint', created_at: 'bigint', lane: 'integer' });
 
 export async function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
   const out: ConnectorRecordRow[] = [];
@@ -28,8 +28,8 @@ export async function findRecords(db: Db, connector: string, keys: string[]): Pr
       db,
       'find records',
       part.length,
-      (pg) => `select * from "connector_records" where "connector" = ${placeholders(pg, 1)} and "key" in (${placeholders(pg, part.length, 2)})`,
-      [connector, ...part],
+      (pg) => `select * from "connector_records" where "connector" = ${placeholders(pg, 1)} and ${inList(pg, '"key"', part.length, 2)}`,
+      [connector, ...listValues(onPostgres(db), part)],
     );
     for (const row of r.rows) out.push(row);
   }
@@ -58,7 +58,6 @@ export function listRecordsByPrefix(db: Db, dialect: Dialect, connector: string,
 export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise<void> {
   await insertRows(
     db,
-    'connector_records',
     RECORD_COLUMNS,
     rows,
     CHUNK,
@@ -74,8 +73,8 @@ export async function settleRecords(db: Db, connector: string, keys: string[]): 
       db,
       'settle records',
       part.length,
-      (pg) => `update "connector_records" set "due_at" = null, "lease_until" = null where "connector" = ${placeholders(pg, 1)} and "key" in (${placeholders(pg, part.length, 2)})`,
-      [connector, ...part],
+      (pg) => `update "connector_records" set "due_at" = null, "lease_until" = null where "connector" = ${placeholders(pg, 1)} and ${inList(pg, '"key"', part.length, 2)}`,
+      [connector, ...listValues(onPostgres(db), part)],
     );
   }
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { insertRows, placeholders, runCached, tuples } from './batch-sql.ts';
+import { columnsOf, inList, insertRows, listValues, listWidth, onPostgres, placeholders, rowValues, runCached, valuesTable } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
@@ -34,8 +34,16 @@ export interface DispatchOutcomes {
 }
 
 const CHUNK = 300;
-/** What a queued message's row is written with (waiting_on and previous_claimant start empty). */
-const QUEUED_COLUMNS = ['message_id', 'due_at', 'attempts', 'claimed_by', 'lease_until', 'lane', 'rank'] as const;
+/** What a message's queue row is written with (a row waits on no connector, and was claimed by no one before). */
+const QUEUED_COLUMNS = columnsOf<Omit<DispatchQueueTable, 'waiting_on' | 'previous_claimant'>>('dispatch_queue', {
+  message_id: 'text',
+  due_at: 'bigint',
+  attempts: 'integer',
+  claimed_by: 'text',
+  lease_until: 'bigint',
+  lane: 'integer',
+  rank: 'bigint',
+});
 
 /**
  * Records a dispatch pass in one transaction. Queue rows are changed only where the pass's claim still holds them:
@@ -54,8 +62,8 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
         'record placements',
         chunk.length,
         (pg) => `update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, attempts = attempts + 1
-        from (values ${tuples(pg, chunk.length, 4)}) as v where messages.id = v.column1`,
-        values,
+        from ${valuesTable(pg, chunk.length, 4)} where messages.id = v.column1`,
+        rowValues(onPostgres(trx), 4, values),
       );
     }
     await addToRouteRollups(trx, o.submitted);
@@ -78,8 +86,8 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
         'dequeue held',
         part.length,
         (pg) =>
-          `delete from "dispatch_queue" where "message_id" in (${placeholders(pg, part.length)}) and "claimed_by" = ${placeholders(pg, 1, part.length + 1)} and "lease_until" = ${placeholders(pg, 1, part.length + 2)} returning "message_id"`,
-        [...part, claim.claimant, claim.leaseUntil],
+          `delete from "dispatch_queue" where ${inList(pg, '"message_id"', part.length)} and "claimed_by" = ${placeholders(pg, 1, listWidth(pg, part.length) + 1)} and "lease_until" = ${placeholders(pg, 1, listWidth(pg, part.length) + 2)} returning "message_id"`,
+        [...listValues(onPostgres(trx), part), claim.claimant, claim.leaseUntil],
       );
       for (const g of gone.rows) held.add(g.message_id);
     }
@@ -214,7 +222,6 @@ export async function releaseClaim(db: Db, claim: Claim, messageIds: string[]): 
 export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>): Promise<void> {
   await insertRows(
     db,
-    'dispatch_queue',
     QUEUED_COLUMNS,
     rows.map((r) => ({
       message_id: r.messageId,

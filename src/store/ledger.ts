@@ -142,20 +142,20 @@ export async function applyCredits(
 
 export type LedgerRow = LedgerTable;
 
-const LEDGER_COLUMNS = columnsOf<LedgerRow>({
-  id: true,
-  organisation_id: true,
-  amount: true,
-  balance_after: true,
-  kind: true,
-  reference: true,
-  description: true,
-  message_id: true,
-  transfer_id: true,
-  created_at: true,
+const LEDGER_COLUMNS = columnsOf<LedgerRow>('ledger', {
+  id: 'text',
+  organisation_id: 'text',
+  amount: 'bigint',
+  balance_after: 'bigint',
+  kind: 'text',
+  reference: 'text',
+  description: 'text',
+  message_id: 'text',
+  transfer_id: 'text',
+  created_at: 'bigint',
 });
 
 /** Writes ledger rows as they are (the accept transaction computes each row's running balance). */
 export function insertLedgerRows(db: Db, rows: LedgerRow[]): Promise<void> {
-  return insertRows(db, 'ledger', LEDGER_COLUMNS, rows, 400);
+  return insertRows(db, LEDGER_COLUMNS, rows, 400);
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, placeholders, runCached, tuples } from './batch-sql.ts';
+import { columnsOf, inList, insertRows, listValues, onPostgres, rowValues, runCached, valuesTable } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -8,55 +8,55 @@ export type MessageEventRow = MessageEventTable;
 
 const INSERT_CHUNK = 200;
 
-const MESSAGE_COLUMNS = columnsOf<MessageRow>({
-  id: true,
-  organisation_id: true,
-  payer_id: true,
-  channel_id: true,
-  campaign_id: true,
-  type: true,
-  direction: true,
-  recipient: true,
-  sender: true,
-  body: true,
-  encoding: true,
-  part_count: true,
-  length: true,
-  price: true,
-  price_kind: true,
-  charged: true,
-  status: true,
-  status_detail: true,
-  status_at: true,
-  ref_client: true,
-  callback_url_status: true,
-  callback_url_mo: true,
-  accepted_at: true,
-  send_at: true,
-  validity_until: true,
-  origin_message_id: true,
-  country: true,
-  mcc_mnc: true,
-  network: true,
-  upstream_id: true,
-  connector: true,
-  source: true,
-  smpp_credential_id: true,
-  registered_delivery: true,
-  day: true,
-  extra: true,
-  attempts: true,
-  route: true,
+const MESSAGE_COLUMNS = columnsOf<MessageRow>('messages', {
+  id: 'text',
+  organisation_id: 'text',
+  payer_id: 'text',
+  channel_id: 'text',
+  campaign_id: 'text',
+  type: 'text',
+  direction: 'text',
+  recipient: 'text',
+  sender: 'text',
+  body: 'text',
+  encoding: 'text',
+  part_count: 'integer',
+  length: 'integer',
+  price: 'bigint',
+  price_kind: 'text',
+  charged: 'integer',
+  status: 'text',
+  status_detail: 'text',
+  status_at: 'bigint',
+  ref_client: 'text',
+  callback_url_status: 'text',
+  callback_url_mo: 'text',
+  accepted_at: 'bigint',
+  send_at: 'bigint',
+  validity_until: 'bigint',
+  origin_message_id: 'text',
+  country: 'text',
+  mcc_mnc: 'text',
+  network: 'text',
+  upstream_id: 'text',
+  connector: 'text',
+  source: 'text',
+  smpp_credential_id: 'text',
+  registered_delivery: 'integer',
+  day: 'text',
+  extra: 'text',
+  attempts: 'integer',
+  route: 'text',
 });
 
-const EVENT_COLUMNS = columnsOf<MessageEventRow>({ id: true, message_id: true, organisation_id: true, channel_id: true, kind: true, status: true, detail: true, at: true });
+const EVENT_COLUMNS = columnsOf<MessageEventRow>('message_events', { id: 'text', message_id: 'text', organisation_id: 'text', channel_id: 'text', kind: 'text', status: 'text', detail: 'text', at: 'bigint' });
 
 export function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
-  return insertRows(db, 'messages', MESSAGE_COLUMNS, rows, INSERT_CHUNK);
+  return insertRows(db, MESSAGE_COLUMNS, rows, INSERT_CHUNK);
 }
 
 export function insertEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
-  return insertRows(db, 'message_events', EVENT_COLUMNS, rows, INSERT_CHUNK * 2);
+  return insertRows(db, EVENT_COLUMNS, rows, INSERT_CHUNK * 2);
 }
 
 /**
@@ -72,8 +72,8 @@ export async function lockMessages(db: Db, dialect: Dialect, ids: string[]): Pro
       db,
       'lock messages',
       part.length,
-      (pg) => `select * from "messages" where "id" in (${placeholders(pg, part.length)}) order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
-      part,
+      (pg) => `select * from "messages" where ${inList(pg, '"id"', part.length)} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
+      listValues(dialect === 'postgres', part),
     );
     for (const m of r.rows) out.push(m);
   }
@@ -92,8 +92,8 @@ export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
       part.length,
       (pg) => `update messages set status = v.column2, status_detail = v.column3, status_at = cast(v.column4 as bigint),
         charged = cast(v.column5 as bigint), extra = v.column6, part_count = cast(v.column7 as integer)
-      from (values ${tuples(pg, part.length, 7)}) as v where messages.id = v.column1`,
-      values,
+      from ${valuesTable(pg, part.length, 7)} where messages.id = v.column1`,
+      rowValues(onPostgres(db), 7, values),
     );
   }
 }

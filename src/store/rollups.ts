@@ -4,18 +4,18 @@ import { columnsOf, insertRows } from './batch-sql.ts';
 import type { Db } from './db.ts';
 import type { ConsumptionRollupTable } from './schema.ts';
 
-const ROLLUP_COLUMNS = columnsOf<ConsumptionRollupTable>({
-  organisation_id: true,
-  channel_id: true,
-  channel_type: true,
-  day: true,
-  status: true,
-  mcc_mnc: true,
-  price_kind: true,
-  shard: true,
-  quantity: true,
-  messages: true,
-  amount: true,
+const ROLLUP_COLUMNS = columnsOf<ConsumptionRollupTable>('consumption_rollups', {
+  organisation_id: 'text',
+  channel_id: 'text',
+  channel_type: 'text',
+  day: 'text',
+  status: 'text',
+  mcc_mnc: 'text',
+  price_kind: 'text',
+  shard: 'integer',
+  quantity: 'bigint',
+  messages: 'bigint',
+  amount: 'bigint',
 });
 
 /** How many rows of one key writers spread over. */
@@ -88,7 +88,6 @@ export class RollupBatch {
     const shard = rollupShard();
     await insertRows(
       db,
-      'consumption_rollups',
       ROLLUP_COLUMNS,
       rows.map((d) => ({
         organisation_id: d.organisationId,

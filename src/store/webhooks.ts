@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
 import { originOf } from '../core/domain/urls.ts';
-import { columnsOf, insertRows, placeholders, runCached, tuples } from './batch-sql.ts';
+import { columnsOf, inList, insertRows, listValues, onPostgres, rowValues, runCached, valuesTable } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
@@ -12,34 +12,33 @@ export type WebhookAttemptRow = WebhookAttemptTable;
 
 const INSERT_CHUNK = 300;
 
-const DELIVERY_COLUMNS = columnsOf<WebhookDeliveryRow>({
-  id: true,
-  event_id: true,
-  message_id: true,
-  organisation_id: true,
-  channel_id: true,
-  kind: true,
-  method: true,
-  url: true,
-  origin: true,
-  payload: true,
-  state: true,
-  attempts: true,
-  next_attempt_at: true,
-  lease_until: true,
-  last_http_status: true,
-  last_error: true,
-  created_at: true,
-  updated_at: true,
-  delivered_at: true,
+const DELIVERY_COLUMNS = columnsOf<WebhookDeliveryRow>('webhook_deliveries', {
+  id: 'text',
+  event_id: 'text',
+  message_id: 'text',
+  organisation_id: 'text',
+  channel_id: 'text',
+  kind: 'text',
+  method: 'text',
+  url: 'text',
+  origin: 'text',
+  payload: 'text',
+  state: 'text',
+  attempts: 'integer',
+  next_attempt_at: 'bigint',
+  lease_until: 'bigint',
+  last_http_status: 'integer',
+  last_error: 'text',
+  created_at: 'bigint',
+  updated_at: 'bigint',
+  delivered_at: 'bigint',
 });
-const ATTEMPT_COLUMNS = columnsOf<WebhookAttemptRow>({ id: true, delivery_id: true, at: true, outcome: true, http_status: true, latency_ms: true, error: true });
+const ATTEMPT_COLUMNS = columnsOf<WebhookAttemptRow>('webhook_attempts', { id: 'text', delivery_id: 'text', at: 'bigint', outcome: 'text', http_status: 'integer', latency_ms: 'integer', error: 'text' });
 
 /** Writes new deliveries (in the transaction of the events they carry); their origin is taken from their url. */
 export function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
   return insertRows(
     db,
-    'webhook_deliveries',
     DELIVERY_COLUMNS,
     rows.map((r) => ({ ...r, origin: originOf(r.url) })),
     INSERT_CHUNK,
@@ -137,8 +136,8 @@ export async function messagesWithPendingDeliveries(db: Db, messageIds: string[]
       db,
       'deliveries of messages',
       part.length,
-      (pg) => `select "message_id", "state" from "webhook_deliveries" where "message_id" in (${placeholders(pg, part.length)})`,
-      part,
+      (pg) => `select "message_id", "state" from "webhook_deliveries" where ${inList(pg, '"message_id"', part.length)}`,
+      listValues(onPostgres(db), part),
     );
     for (const row of r.rows) if (row.state === 'PENDING') out.add(row.message_id);
   }
@@ -153,7 +152,6 @@ export async function recordAttempts(store: Store, items: AttemptOutcome[]): Pro
   return inTransaction(store, async (trx) => {
     await insertRows(
       trx,
-      'webhook_attempts',
       ATTEMPT_COLUMNS,
       items.map((i) => ({
         id: uuidv7(i.at),
@@ -179,9 +177,9 @@ export async function recordAttempts(store: Store, items: AttemptOutcome[]): Pro
           next_attempt_at = cast(v.column4 as bigint), lease_until = null,
           last_http_status = cast(v.column5 as integer), last_error = v.column6,
           updated_at = cast(v.column7 as bigint), delivered_at = cast(v.column8 as bigint)
-        from (values ${tuples(pg, part.length, 9)}) as v
+        from ${valuesTable(pg, part.length, 9)}
         where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_until = cast(v.column9 as bigint)`,
-        values,
+        rowValues(onPostgres(trx), 9, values),
       );
       written += Number(r.numAffectedRows ?? 0);
     }

@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { placeholders, tuples } from '../../src/store/batch-sql.ts';
+import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { declaredColumns, inList, listValues, listWidth, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
+import { findRecords, settleRecords, upsertRecords, type ConnectorRecordRow } from '../../src/store/connectors.ts';
+import type { Store } from '../../src/store/db.ts';
+// Loaded for the columns they declare.
+import '../../src/store/dispatch.ts';
+import '../../src/store/ledger.ts';
+import '../../src/store/messages.ts';
+import '../../src/store/rollups.ts';
+import '../../src/store/webhooks.ts';
+import { forEachDialect } from '../support/server.ts';
+import { twoNodes } from '../support/stores.ts';
 
 test('placeholders: bare on SQLite, numbered from where the statement is on PostgreSQL', () => {
   assert.equal(placeholders(false, 0), '');
@@ -10,4 +22,89 @@ test('placeholders: bare on SQLite, numbered from where the statement is on Post
   assert.equal(tuples(false, 2, 3), '(?, ?, ?), (?, ?, ?)');
   assert.equal(tuples(true, 2, 3), '($1, $2, $3), ($4, $5, $6)');
   assert.equal(tuples(true, 2, 2, 4), '($4, $5), ($6, $7)');
+});
+
+test('lists and tables of values: a placeholder each on SQLite, an array each on PostgreSQL', () => {
+  assert.equal(inList(false, '"id"', 3), '"id" in (?, ?, ?)');
+  assert.equal(inList(true, '"id"', 3, 2), '"id" = any($2::text[])');
+  assert.deepEqual(listValues(false, ['a', 'b']), ['a', 'b']);
+  assert.deepEqual(listValues(true, ['a', 'b']), [['a', 'b']]);
+  assert.equal(listWidth(false, 7), 7);
+  assert.equal(listWidth(true, 7), 1);
+  assert.equal(valuesTable(false, 2, 2), '(values (?, ?), (?, ?)) as v');
+  assert.equal(valuesTable(true, 2, 2), 'unnest($1::text[], $2::text[]) as v(column1, column2)');
+  assert.deepEqual(rowValues(false, 2, ['a', 1, 'b', null]), ['a', 1, 'b', null]);
+  assert.deepEqual(rowValues(true, 2, ['a', 1, 'b', undefined]), [
+    ['a', 'b'],
+    [1, null],
+  ]);
+});
+
+forEachDialect('statements run by batch', (dialect) => {
+  let store: Store;
+  let other: Store;
+  let cleanup: () => Promise<void>;
+  before(async () => ({ a: store, b: other, cleanup } = await twoNodes(dialect)));
+  after(async () => {
+    await store.close();
+    await other.close();
+    await cleanup();
+  });
+
+  test('every column written by batch has the type the database gives it', async () => {
+    const tables = declaredColumns();
+    assert.ok(tables.length >= 8, `${tables.length} lists of columns declared`);
+    for (const t of tables) {
+      const actual =
+        dialect === 'postgres'
+          ? await sql<{ name: string; type: string }>`select column_name as name, data_type as type from information_schema.columns
+              where table_schema = current_schema() and table_name = ${t.table}`.execute(store.db)
+          : await sql<{ name: string; type: string }>`select name, lower(type) as type from pragma_table_info(${t.table})`.execute(store.db);
+      const types = new Map(actual.rows.map((r) => [r.name, r.type]));
+      t.names.forEach((name, i) => assert.equal(types.get(name), t.types[i], `${t.table}.${name}`));
+    }
+  });
+
+  test('texts of any kind go in and come back whole, by list and by table of values', async () => {
+    // Keys and data that an array's text form must escape: quotes, backslashes, commas, braces, NULL, spaces, Unicode.
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 20 }).map((s) => s.replace(/\u0000/g, '')),
+      fc.constantFrom('', 'NULL', 'null', '"', '\\', '{}', '{a,b}', ',', ' padded ', 'a"b\\c', '\u00e9\u4e2d\ud83d\ude00'),
+    );
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(text, { minLength: 1, maxLength: 40 }), fc.array(text, { minLength: 40, maxLength: 40 }), async (keys, data) => {
+        const connector = `batch-${round++}`;
+        const rows: ConnectorRecordRow[] = keys.map((key, i) => ({
+          connector,
+          key,
+          data: data[i]!,
+          due_at: i % 3 === 0 ? null : 1_700_000_000_000 + i,
+          lease_until: i % 2 === 0 ? null : 9_007_199_254_740_991 - i,
+          created_at: 1_700_000_000_000,
+          lane: i % 2,
+        }));
+        await upsertRecords(store.db, rows);
+        const found = new Map((await findRecords(store.db, connector, keys)).map((r) => [r.key, r]));
+        assert.equal(found.size, keys.length);
+        for (const r of rows) {
+          const f = found.get(r.key)!;
+          assert.deepEqual([f.data, f.due_at === null ? null : Number(f.due_at), f.lease_until === null ? null : Number(f.lease_until), Number(f.lane)], [r.data, r.due_at, r.lease_until, r.lane], JSON.stringify(r.key));
+        }
+        // Replaced by key, then settled by key.
+        await upsertRecords(
+          store.db,
+          rows.map((r) => ({ ...r, data: `${r.data}!`, due_at: 5 })),
+        );
+        await settleRecords(store.db, connector, keys.slice(0, Math.ceil(keys.length / 2)));
+        const after = new Map((await findRecords(store.db, connector, keys)).map((r) => [r.key, r]));
+        keys.forEach((k, i) => {
+          const r = after.get(k)!;
+          assert.equal(r.data, `${data[i]}!`);
+          assert.equal(r.due_at === null ? null : Number(r.due_at), i < Math.ceil(keys.length / 2) ? null : 5, JSON.stringify(k));
+        });
+      }),
+      { seed: 1128, numRuns: 40 },
+    );
+  });
 });
