@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { columnsOf, inList, insertRows, listValues, onPostgres, runCached } from './batch-sql.ts';
 import type { Db } from './db.ts';
 import type { SmppCredentialTable, SmppOutboxTable } from './schema.ts';
 
@@ -112,15 +113,27 @@ export async function deleteSmppCredential(db: Db, id: string): Promise<void> {
 
 export type SmppOutboxRow = SmppOutboxTable;
 
-export async function insertOutbox(db: Db, rows: SmppOutboxRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 500) {
-    await db.insertInto('smpp_outbox').values(rows.slice(i, i + 500)).execute();
-  }
+const OUTBOX_COLUMNS = columnsOf<SmppOutboxRow>('smpp_outbox', {
+  id: 'text',
+  credential_id: 'text',
+  kind: 'text',
+  message_id: 'text',
+  pdus: 'text',
+  created_at: 'bigint',
+  expires_at: 'bigint',
+  attempts: 'integer',
+  next_attempt_at: 'bigint',
+  lease_until: 'bigint',
+});
+
+export function insertOutbox(db: Db, rows: SmppOutboxRow[]): Promise<void> {
+  return insertRows(db, OUTBOX_COLUMNS, rows, 500);
 }
 
 export async function deleteOutbox(db: Db, ids: string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) {
-    await db.deleteFrom('smpp_outbox').where('id', 'in', ids.slice(i, i + 500)).execute();
+    const part = ids.slice(i, i + 500);
+    await runCached(db, 'delete outbox rows', part.length, (pg) => `delete from "smpp_outbox" where ${inList(pg, '"id"', part.length)}`, listValues(onPostgres(db), part));
   }
 }
 

@@ -10,6 +10,7 @@ import '../../src/store/dispatch.ts';
 import '../../src/store/ledger.ts';
 import '../../src/store/messages.ts';
 import '../../src/store/rollups.ts';
+import '../../src/store/smpp.ts';
 import '../../src/store/webhooks.ts';
 import { forEachDialect } from '../support/server.ts';
 import { twoNodes } from '../support/stores.ts';
@@ -53,7 +54,7 @@ forEachDialect('statements run by batch', (dialect) => {
 
   test('every column written by batch has the type the database gives it', async () => {
     const tables = declaredColumns();
-    assert.ok(tables.length >= 8, `${tables.length} lists of columns declared`);
+    assert.ok(tables.length >= 9, `${tables.length} lists of columns declared`);
     for (const t of tables) {
       const actual =
         dialect === 'postgres'
