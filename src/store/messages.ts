@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, inList, insertRows, listValues, onPostgres, rowValues, runCached, valuesTable } from './batch-sql.ts';
+import { columnsOf, inList, insertRows, listValues, onPostgres, placeholders, rowValues, runCached, valuesTable } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -135,19 +135,27 @@ export async function findMessages(db: Db, ids: string[]): Promise<MessageRow[]>
   if (ids.length === 0) return [];
   const out: MessageRow[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500)).execute()));
+    const part = ids.slice(i, i + 500);
+    const r = await runCached<MessageRow>(db, 'find messages', part.length, (pg) => `select * from "messages" where ${inList(pg, '"id"', part.length)}`, listValues(onPostgres(db), part));
+    for (const m of r.rows) out.push(m);
   }
   return out;
 }
 
 export async function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
-  if (upstreamIds.length === 0) return [];
-  return db
-    .selectFrom('messages')
-    .selectAll()
-    .where('connector', '=', connector)
-    .where('upstream_id', 'in', upstreamIds)
-    .execute();
+  const out: MessageRow[] = [];
+  for (let i = 0; i < upstreamIds.length; i += 500) {
+    const part = upstreamIds.slice(i, i + 500);
+    const r = await runCached<MessageRow>(
+      db,
+      'find messages by upstream id',
+      part.length,
+      (pg) => `select * from "messages" where "connector" = ${placeholders(pg, 1)} and ${inList(pg, '"upstream_id"', part.length, 2)}`,
+      [connector, ...listValues(onPostgres(db), part)],
+    );
+    for (const m of r.rows) out.push(m);
+  }
+  return out;
 }
 
 /** Of these upstream ids, those an inbound message from `connector` was already stored under. */
