@@ -100,7 +100,24 @@ export function inList(pg: boolean, column: string, count: number, from = 1): st
 
 /** The values of an `inList`, as bound. */
 export function listValues(pg: boolean, values: readonly unknown[]): unknown[] {
-  return pg ? [values] : [...values];
+  return pg ? [arrayLiteral(values)] : [...values];
+}
+
+/**
+ * A PostgreSQL array literal of texts, numbers and nulls, written as the driver writes an array but without its two
+ * regular expressions an element: most values have no quote or backslash to escape.
+ */
+export function arrayLiteral(values: readonly unknown[]): string {
+  let literal = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) literal += ',';
+    const v = values[i];
+    if (v === null || v === undefined) literal += 'NULL';
+    else if (typeof v === 'number') literal += String(v);
+    else if (typeof v === 'string') literal += v.includes('\\') || v.includes('"') ? `"${v.replace(/[\\"]/g, '\\$&')}"` : `"${v}"`;
+    else throw new TypeError(`a batch binds texts, numbers and nulls, not ${typeof v}`);
+  }
+  return `${literal}}`;
 }
 
 /** How many placeholders an `inList` of `count` values takes. */
@@ -130,7 +147,7 @@ export function rowValues(pg: boolean, width: number, flat: readonly unknown[]):
   const columns: unknown[][] = [];
   for (let c = 0; c < width; c++) columns.push([]);
   for (let i = 0; i < flat.length; i++) columns[i % width]!.push(flat[i] ?? null);
-  return columns;
+  return columns.map(arrayLiteral);
 }
 
 /**
@@ -155,7 +172,7 @@ export async function insertRows<Name extends string>(
     if (pg) {
       const arrays: unknown[][] = names.map(() => []);
       for (const row of part) for (let c = 0; c < names.length; c++) arrays[c]!.push(row[names[c]!] ?? null);
-      await runCached(db, name, 0, () => `${head}select * from unnest(${columns.types.map((t, c) => `$${c + 1}::${ARRAY_TYPES[t]}`).join(', ')})${end}`, arrays);
+      await runCached(db, name, 0, () => `${head}select * from unnest(${columns.types.map((t, c) => `$${c + 1}::${ARRAY_TYPES[t]}`).join(', ')})${end}`, arrays.map(arrayLiteral));
     } else {
       const values: unknown[] = [];
       for (const row of part) for (const c of names) values.push(row[c] ?? null);
