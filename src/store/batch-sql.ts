@@ -103,6 +103,11 @@ export function listValues(pg: boolean, values: readonly unknown[]): unknown[] {
   return pg ? [arrayLiteral(values)] : [...values];
 }
 
+/** How many placeholders an `inList` of `count` values takes. */
+export function listWidth(pg: boolean, count: number): number {
+  return pg ? 1 : count;
+}
+
 /**
  * A PostgreSQL array literal of texts, numbers and nulls, written as the driver writes an array but without its two
  * regular expressions an element: most values have no quote or backslash to escape.
@@ -120,15 +125,31 @@ export function arrayLiteral(values: readonly unknown[]): string {
   return `${literal}}`;
 }
 
-/** How many placeholders an `inList` of `count` values takes. */
-export function listWidth(pg: boolean, count: number): number {
-  return pg ? 1 : count;
+/**
+ * The rows of the statement `name` for `values`, `chunk` of them a statement: `statement` is given the condition that
+ * `column` is among them (an `inList` bound after the `leading` values).
+ */
+export async function selectByList<R>(
+  db: Db,
+  query: { name: string; column: string; chunk: number; leading?: readonly unknown[] },
+  values: readonly unknown[],
+  statement: (pg: boolean, among: string) => string,
+): Promise<R[]> {
+  const leading = query.leading ?? [];
+  const pg = onPostgres(db);
+  const out: R[] = [];
+  for (let i = 0; i < values.length; i += query.chunk) {
+    const part = values.slice(i, i + query.chunk);
+    const r = await runCached<R>(db, query.name, part.length, (p) => statement(p, inList(p, query.column, part.length, leading.length + 1)), [...leading, ...listValues(pg, part)]);
+    for (const row of r.rows) out.push(row);
+  }
+  return out;
 }
 
 /**
  * `rows` rows of `width` values as a table `v` to update from, its columns `column1`…: `(values (?, …), …) as v` on
- * SQLite; on PostgreSQL `unnest(…) as v(column1, …)`, a text array a column (the statement casts what is not text),
- * bound by `rowValues`.
+ * SQLite; on PostgreSQL `unnest(…) as v(column1, …)`, a text array a column (the statement casts what is not text).
+ * Its values come first in the statement, bound by `rowValues`.
  */
 export function valuesTable(pg: boolean, rows: number, width: number): string {
   if (!pg) return `(values ${tuples(false, rows, width)}) as v`;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, inList, insertRows, listValues, onPostgres, placeholders, runCached } from './batch-sql.ts';
+import { columnsOf, inList, insertRows, listValues, onPostgres, placeholders, runCached, selectByList } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
 
@@ -20,20 +20,13 @@ export function listRouteRows(db: Db): Promise<RouteRow[]> {
 const CHUNK = 400;
 const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>('connector_records', { connector: 'text', key: 'text', data: 'text', due_at: 'bigint', lease_until: 'bigint', created_at: 'bigint', lane: 'integer' });
 
-export async function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
-  const out: ConnectorRecordRow[] = [];
-  for (let i = 0; i < keys.length; i += CHUNK) {
-    const part = keys.slice(i, i + CHUNK);
-    const r = await runCached<ConnectorRecordRow>(
-      db,
-      'find records',
-      part.length,
-      (pg) => `select * from "connector_records" where "connector" = ${placeholders(pg, 1)} and ${inList(pg, '"key"', part.length, 2)}`,
-      [connector, ...listValues(onPostgres(db), part)],
-    );
-    for (const row of r.rows) out.push(row);
-  }
-  return out;
+export function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
+  return selectByList<ConnectorRecordRow>(
+    db,
+    { name: 'find records', column: '"key"', chunk: CHUNK, leading: [connector] },
+    keys,
+    (pg, keyAmong) => `select * from "connector_records" where "connector" = ${placeholders(pg, 1)} and ${keyAmong}`,
+  );
 }
 
 /**

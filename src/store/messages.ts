@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, inList, insertRows, listValues, onPostgres, placeholders, rowValues, runCached, valuesTable } from './batch-sql.ts';
+import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, selectByList, valuesTable } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -63,21 +63,13 @@ export function insertEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
  * Reads messages for a change of status, locked until the transaction ends (PostgreSQL), in id order, so two
  * transactions touching the same messages cannot wait on each other in a cycle.
  */
-export async function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<MessageRow[]> {
-  const sorted = [...new Set(ids)].sort();
-  const out: MessageRow[] = [];
-  for (let i = 0; i < sorted.length; i += 500) {
-    const part = sorted.slice(i, i + 500);
-    const r = await runCached<MessageRow>(
-      db,
-      'lock messages',
-      part.length,
-      (pg) => `select * from "messages" where ${inList(pg, '"id"', part.length)} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
-      listValues(dialect === 'postgres', part),
-    );
-    for (const m of r.rows) out.push(m);
-  }
-  return out;
+export function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<MessageRow[]> {
+  return selectByList<MessageRow>(
+    db,
+    { name: 'lock messages', column: '"id"', chunk: 500 },
+    [...new Set(ids)].sort(),
+    (pg, idAmong) => `select * from "messages" where ${idAmong} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
+  );
 }
 
 /** Writes the status fields (and charge and extra) of changed messages, one statement per 200. */
@@ -131,31 +123,17 @@ export async function findMessage(db: Db, id: string): Promise<MessageRow | null
   return (await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
-export async function findMessages(db: Db, ids: string[]): Promise<MessageRow[]> {
-  if (ids.length === 0) return [];
-  const out: MessageRow[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    const part = ids.slice(i, i + 500);
-    const r = await runCached<MessageRow>(db, 'find messages', part.length, (pg) => `select * from "messages" where ${inList(pg, '"id"', part.length)}`, listValues(onPostgres(db), part));
-    for (const m of r.rows) out.push(m);
-  }
-  return out;
+export function findMessages(db: Db, ids: string[]): Promise<MessageRow[]> {
+  return selectByList<MessageRow>(db, { name: 'find messages', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `select * from "messages" where ${idAmong}`);
 }
 
-export async function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
-  const out: MessageRow[] = [];
-  for (let i = 0; i < upstreamIds.length; i += 500) {
-    const part = upstreamIds.slice(i, i + 500);
-    const r = await runCached<MessageRow>(
-      db,
-      'find messages by upstream id',
-      part.length,
-      (pg) => `select * from "messages" where "connector" = ${placeholders(pg, 1)} and ${inList(pg, '"upstream_id"', part.length, 2)}`,
-      [connector, ...listValues(onPostgres(db), part)],
-    );
-    for (const m of r.rows) out.push(m);
-  }
-  return out;
+export function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
+  return selectByList<MessageRow>(
+    db,
+    { name: 'find messages by upstream id', column: '"upstream_id"', chunk: 500, leading: [connector] },
+    upstreamIds,
+    (pg, upstreamAmong) => `select * from "messages" where "connector" = ${placeholders(pg, 1)} and ${upstreamAmong}`,
+  );
 }
 
 /** Of these upstream ids, those an inbound message from `connector` was already stored under. */

@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
 import { originOf } from '../core/domain/urls.ts';
-import { columnsOf, inList, insertRows, listValues, onPostgres, rowValues, runCached, valuesTable } from './batch-sql.ts';
+import { columnsOf, insertRows, onPostgres, rowValues, runCached, selectByList, valuesTable } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
@@ -127,21 +127,14 @@ export interface AttemptOutcome {
 
 /** Which of these messages still have a delivery pending (by the message index: cheap whatever the backlog). */
 export async function messagesWithPendingDeliveries(db: Db, messageIds: string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  const ids = [...new Set(messageIds)];
-  for (let i = 0; i < ids.length; i += 500) {
-    // The state is filtered here, not in SQL: with it there, SQLite reads the (state, due) index, every pending row.
-    const part = ids.slice(i, i + 500);
-    const r = await runCached<{ message_id: string; state: string }>(
-      db,
-      'deliveries of messages',
-      part.length,
-      (pg) => `select "message_id", "state" from "webhook_deliveries" where ${inList(pg, '"message_id"', part.length)}`,
-      listValues(onPostgres(db), part),
-    );
-    for (const row of r.rows) if (row.state === 'PENDING') out.add(row.message_id);
-  }
-  return out;
+  // The state is filtered here, not in SQL: with it there, SQLite reads the (state, due) index, every pending row.
+  const rows = await selectByList<{ message_id: string; state: string }>(
+    db,
+    { name: 'deliveries of messages', column: '"message_id"', chunk: 500 },
+    [...new Set(messageIds)],
+    (_pg, messageAmong) => `select "message_id", "state" from "webhook_deliveries" where ${messageAmong}`,
+  );
+  return new Set(rows.filter((r) => r.state === 'PENDING').map((r) => r.message_id));
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { arrayLiteral, declaredColumns, inList, listValues, listWidth, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
