@@ -131,6 +131,28 @@ export function findPayingSetup(
 }
 
 /**
+ * How organisations are billed (`findPayingSetup`) and the balances they may be charged on, their own and their
+ * parent's, read without a lock in the same statement (see `debitBalanceIfCovered`).
+ */
+export async function findPayingSetupAndBalances(
+  db: Db,
+  ids: string[],
+): Promise<{ setup: Array<Pick<OrganisationTable, 'id' | 'parent_id' | 'parent_billing' | 'monthly_limit'>>; balances: Map<string, number> }> {
+  const rows = await db
+    .selectFrom('organisations as o')
+    .leftJoin('organisations as p', 'p.id', 'o.parent_id')
+    .select(['o.id', 'o.parent_id', 'o.parent_billing', 'o.monthly_limit', 'o.balance', 'p.balance as parent_balance'])
+    .where('o.id', 'in', ids)
+    .execute();
+  const balances = new Map<string, number>();
+  for (const r of rows) {
+    balances.set(r.id, Number(r.balance));
+    if (r.parent_id !== null && r.parent_balance !== null) balances.set(r.parent_id, Number(r.parent_balance));
+  }
+  return { setup: rows.map((r) => ({ id: r.id, parent_id: r.parent_id, parent_billing: r.parent_billing, monthly_limit: r.monthly_limit })), balances };
+}
+
+/**
  * The payers' balances, read for a charge. On PostgreSQL the rows stay locked until the transaction ends, in id
  * order, with NO KEY UPDATE: enough to serialise balance changes, and it does not conflict with the key-share locks
  * that foreign-key checks of sub-organisation rows take on their parent.
@@ -139,12 +161,6 @@ export async function lockBalances(db: Db, dialect: Dialect, ids: string[]): Pro
   let q = db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', ids).orderBy('id');
   if (dialect === 'postgres') q = q.forNoKeyUpdate();
   return new Map((await q.execute()).map((r) => [r.id, Number(r.balance)]));
-}
-
-/** Balances as they are now, without locking them (see `debitBalanceIfCovered`). */
-export async function readBalances(db: Db, ids: string[]): Promise<Map<string, number>> {
-  const rows = await db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, Number(r.balance)]));
 }
 
 /** Debits `amount` if the balance covers it (never below zero): answers the balance after, or null when it does not. */

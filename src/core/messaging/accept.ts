@@ -11,7 +11,7 @@ import { RollupBatch } from '../../store/rollups.ts';
 import { blacklistedAmong } from '../../store/blacklist.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
 import { insertLedgerRows, type LedgerRow } from '../../store/ledger.ts';
-import { debitBalance, debitBalanceIfCovered, findPayingSetup, lockBalances, readBalances } from '../../store/organisations.ts';
+import { debitBalance, debitBalanceIfCovered, findPayingSetupAndBalances, lockBalances } from '../../store/organisations.ts';
 import { utcDay, utcMonthStart } from '../domain/dates.ts';
 
 /** A message validated and priced, waiting for the accept transaction to charge and store it. */
@@ -107,7 +107,8 @@ export async function acceptBatch(
   lockBalancesFirst = false,
 ): Promise<MessageRow[]> {
   const orgIds = [...new Set(batch.map((p) => p.row.organisation_id))];
-  const orgRows = await findPayingSetup(db, orgIds);
+  // The balances as they are now come with the setup (one statement): the path that locks them reads them again.
+  const { setup: orgRows, balances: balancesNow } = await findPayingSetupAndBalances(db, orgIds);
   const orgs = new Map<string, OrgState>(
     orgRows.map((o) => [o.id, { id: o.id, parentId: o.parent_id, parentBilling: o.parent_billing === 1, monthlyLimit: o.monthly_limit }]),
   );
@@ -120,7 +121,7 @@ export async function acceptBatch(
   // Shared charges (an RCS conversation's) are locked after the balances on the other path: same order here.
   const sharedCharges = batch.some((p) => p.sharedCharge !== undefined);
   const lockFirst = dialect === 'sqlite' || lockBalancesFirst || limited || sharedCharges;
-  const balances = lockFirst ? await lockBalances(db, dialect, payerIds) : await readBalances(db, payerIds);
+  const balances = lockFirst ? await lockBalances(db, dialect, payerIds) : balancesNow;
   const sharedPaid = await lockSharedCharges(db, batch);
   const spent = new Map<string, number>();
 
