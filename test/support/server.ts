@@ -165,6 +165,8 @@ export interface TenantOptions {
   roles?: string[];
   balance?: number;
   parentOrganisationId?: string;
+  /** Its parent pays for it (with parentOrganisationId). */
+  parentBilling?: boolean;
   channel?: Record<string, unknown>;
   name?: string;
 }
@@ -174,7 +176,11 @@ export async function createTenant(server: Pick<TestServer, 'url' | 'adminKey'>,
   const admin = server.adminKey;
   const org = await request(server, 'POST', '/admin/v1/organisations', {
     key: admin,
-    body: { name: opts.name ?? 'Test org', ...(opts.parentOrganisationId ? { parentOrganisationId: opts.parentOrganisationId } : {}) },
+    body: {
+      name: opts.name ?? 'Test org',
+      ...(opts.parentOrganisationId ? { parentOrganisationId: opts.parentOrganisationId } : {}),
+      ...(opts.parentBilling !== undefined ? { parentBilling: opts.parentBilling } : {}),
+    },
   });
   if (org.status !== 201) throw new Error(`organisation: ${org.status} ${org.text}`);
   const channel = await request(server, 'POST', `/admin/v1/organisations/${org.body.organisationId}/channels`, {

@@ -151,27 +151,14 @@ forEachDialect('SMS', (dialect) => {
     // No spending limit anywhere: on PostgreSQL the balances are read with the billing setup, unlocked, and the debit
     // checks them at the end.
     const parent = await createTenant(server, { balance: 0.1 });
-    const admin = server.adminKey;
-    const sub = await request(server, 'POST', '/admin/v1/organisations', {
-      key: admin,
-      body: { name: 'Branch', parentOrganisationId: parent.organisationId, parentBilling: true },
-    });
-    assert.equal(sub.status, 201, sub.text);
-    const channel = await request(server, 'POST', `/admin/v1/organisations/${sub.body.organisationId}/channels`, {
-      key: admin,
-      body: { name: 'Branch SMS', type: 'SMS', flow: 'TRANSACTIONAL' },
-    });
-    assert.equal(channel.status, 201, channel.text);
-    const cred = await request(server, 'POST', `/admin/v1/channels/${channel.body.channelId}/credentials`, { key: admin, body: { name: 'branch key', roles: ['USER'] } });
-    assert.equal(cred.status, 201, cred.text);
-    const branch = { ...parent, key: cred.body.value, organisationId: sub.body.organisationId };
+    const branch = await createTenant(server, { name: 'Branch', parentOrganisationId: parent.organisationId, parentBilling: true, roles: ['USER'] });
     const sent = await Promise.all(['a', 'b', 'c'].map((text) => send(server, branch, { recipient: { to: '33612345678' }, body: { text } })));
     const statuses = sent.map((r) => `${r.body.status.value}${r.body.status.detail ? ` ${r.body.status.detail}` : ''}`).sort();
     assert.deepEqual(statuses, ['ENROUTE', 'ENROUTE', 'UNDELIVERABLE INSUFFICIENT_CREDIT'], 'two of three covered by 0.1');
     assert.equal(await balance(server, parent), round6(0.1 - 2 * FR_PRICE));
     assert.equal(await balance(server, branch), 0);
     assert.equal(round6(await ledgerSum(server, parent.organisationId)), round6(0.1 - 2 * FR_PRICE), 'the parent’s ledger adds up to its balance');
-    assert.equal(await ledgerSum(server, sub.body.organisationId), 0);
+    assert.equal(await ledgerSum(server, branch.organisationId), 0);
   });
 
   test('money: no credit, invalid number, blacklist, daily and monthly limits end UNDELIVERABLE at no charge', async () => {
