@@ -92,7 +92,7 @@ export function declaredColumns(): ReadonlyArray<TableColumns<string>> {
 
 /**
  * `column` among `count` values bound from placeholder `from`: `in (?, …)` on SQLite; on PostgreSQL `= any($from)`,
- * the values bound as one text array (`listValues`), one placeholder (`listWidth`).
+ * the values bound as one text array (`listValues`).
  */
 export function inList(pg: boolean, column: string, count: number, from = 1): string {
   return pg ? `${column} = any($${from}::text[])` : `${column} in (${placeholders(false, count)})`;
@@ -101,11 +101,6 @@ export function inList(pg: boolean, column: string, count: number, from = 1): st
 /** The values of an `inList`, as bound. */
 export function listValues(pg: boolean, values: readonly unknown[]): unknown[] {
   return pg ? [arrayLiteral(values)] : [...values];
-}
-
-/** How many placeholders an `inList` of `count` values takes. */
-export function listWidth(pg: boolean, count: number): number {
-  return pg ? 1 : count;
 }
 
 /**
@@ -126,10 +121,10 @@ export function arrayLiteral(values: readonly unknown[]): string {
 }
 
 /**
- * The rows of the statement `name` for `values`, `chunk` of them a statement: `statement` is given the condition that
- * `column` is among them (an `inList` bound after the `leading` values).
+ * Runs the statement `name` for `values`, `chunk` of them a statement, and answers the rows it returns: `statement` is
+ * given the condition that `column` is among them (an `inList` bound after the `leading` values).
  */
-export async function selectByList<R>(
+export async function runByList<R = unknown>(
   db: Db,
   query: { name: string; column: string; chunk: number; leading?: readonly unknown[] },
   values: readonly unknown[],

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, inList, insertRows, listValues, onPostgres, placeholders, runCached, selectByList } from './batch-sql.ts';
+import { columnsOf, insertRows, placeholders, runByList } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
 
@@ -21,7 +21,7 @@ const CHUNK = 400;
 const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>('connector_records', { connector: 'text', key: 'text', data: 'text', due_at: 'bigint', lease_until: 'bigint', created_at: 'bigint', lane: 'integer' });
 
 export function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
-  return selectByList<ConnectorRecordRow>(
+  return runByList<ConnectorRecordRow>(
     db,
     { name: 'find records', column: '"key"', chunk: CHUNK, leading: [connector] },
     keys,
@@ -60,16 +60,12 @@ export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise
 
 /** Ends the lease of records a connector has dealt with, without a due time (kept for its later look-ups). */
 export async function settleRecords(db: Db, connector: string, keys: string[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += CHUNK) {
-    const part = keys.slice(i, i + CHUNK);
-    await runCached(
-      db,
-      'settle records',
-      part.length,
-      (pg) => `update "connector_records" set "due_at" = null, "lease_until" = null where "connector" = ${placeholders(pg, 1)} and ${inList(pg, '"key"', part.length, 2)}`,
-      [connector, ...listValues(onPostgres(db), part)],
-    );
-  }
+  await runByList(
+    db,
+    { name: 'settle records', column: '"key"', chunk: CHUNK, leading: [connector] },
+    keys,
+    (pg, keyAmong) => `update "connector_records" set "due_at" = null, "lease_until" = null where "connector" = ${placeholders(pg, 1)} and ${keyAmong}`,
+  );
 }
 
 /** Deletes records with nothing due that were created before `before`; answers how many. */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, inList, insertRows, listValues, listWidth, onPostgres, placeholders, rowValues, runCached, valuesTable } from './batch-sql.ts';
+import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runByList, runCached, valuesTable } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
@@ -78,19 +78,13 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
         .execute();
     }
     const done = [...o.done, ...o.submitted.map((s) => s.id)];
-    const held = new Set<string>();
-    for (let i = 0; i < done.length; i += CHUNK) {
-      const part = done.slice(i, i + CHUNK);
-      const gone = await runCached<{ message_id: string }>(
-        trx,
-        'dequeue held',
-        part.length,
-        (pg) =>
-          `delete from "dispatch_queue" where ${inList(pg, '"message_id"', part.length)} and "claimed_by" = ${placeholders(pg, 1, listWidth(pg, part.length) + 1)} and "lease_until" = ${placeholders(pg, 1, listWidth(pg, part.length) + 2)} returning "message_id"`,
-        [...listValues(onPostgres(trx), part), claim.claimant, claim.leaseUntil],
-      );
-      for (const g of gone.rows) held.add(g.message_id);
-    }
+    const gone = await runByList<{ message_id: string }>(
+      trx,
+      { name: 'dequeue held', column: '"message_id"', chunk: CHUNK, leading: [claim.claimant, claim.leaseUntil] },
+      done,
+      (pg, messageAmong) => `delete from "dispatch_queue" where "claimed_by" = ${placeholders(pg, 1)} and "lease_until" = ${placeholders(pg, 1, 2)} and ${messageAmong} returning "message_id"`,
+    );
+    const held = new Set(gone.map((g) => g.message_id));
     if (also) await also(trx, held);
     return held;
   });

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, selectByList, valuesTable } from './batch-sql.ts';
+import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, runByList, valuesTable } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -64,7 +64,7 @@ export function insertEvents(db: Db, rows: MessageEventRow[]): Promise<void> {
  * transactions touching the same messages cannot wait on each other in a cycle.
  */
 export function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<MessageRow[]> {
-  return selectByList<MessageRow>(
+  return runByList<MessageRow>(
     db,
     { name: 'lock messages', column: '"id"', chunk: 500 },
     [...new Set(ids)].sort(),
@@ -124,11 +124,11 @@ export async function findMessage(db: Db, id: string): Promise<MessageRow | null
 }
 
 export function findMessages(db: Db, ids: string[]): Promise<MessageRow[]> {
-  return selectByList<MessageRow>(db, { name: 'find messages', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `select * from "messages" where ${idAmong}`);
+  return runByList<MessageRow>(db, { name: 'find messages', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `select * from "messages" where ${idAmong}`);
 }
 
 export function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
-  return selectByList<MessageRow>(
+  return runByList<MessageRow>(
     db,
     { name: 'find messages by upstream id', column: '"upstream_id"', chunk: 500, leading: [connector] },
     upstreamIds,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, inList, insertRows, listValues, onPostgres, runCached } from './batch-sql.ts';
+import { columnsOf, insertRows, runByList } from './batch-sql.ts';
 import type { Db } from './db.ts';
 import type { SmppCredentialTable, SmppOutboxTable } from './schema.ts';
 
@@ -131,10 +131,7 @@ export function insertOutbox(db: Db, rows: SmppOutboxRow[]): Promise<void> {
 }
 
 export async function deleteOutbox(db: Db, ids: string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 500) {
-    const part = ids.slice(i, i + 500);
-    await runCached(db, 'delete outbox rows', part.length, (pg) => `delete from "smpp_outbox" where ${inList(pg, '"id"', part.length)}`, listValues(onPostgres(db), part));
-  }
+  await runByList(db, { name: 'delete outbox rows', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `delete from "smpp_outbox" where ${idAmong}`);
 }
 
 export async function rescheduleOutbox(db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> {

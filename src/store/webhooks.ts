@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
 import { originOf } from '../core/domain/urls.ts';
-import { columnsOf, insertRows, onPostgres, rowValues, runCached, selectByList, valuesTable } from './batch-sql.ts';
+import { columnsOf, insertRows, onPostgres, rowValues, runCached, runByList, valuesTable } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
@@ -128,7 +128,7 @@ export interface AttemptOutcome {
 /** Which of these messages still have a delivery pending (by the message index: cheap whatever the backlog). */
 export async function messagesWithPendingDeliveries(db: Db, messageIds: string[]): Promise<Set<string>> {
   // The state is filtered here, not in SQL: with it there, SQLite reads the (state, due) index, every pending row.
-  const rows = await selectByList<{ message_id: string; state: string }>(
+  const rows = await runByList<{ message_id: string; state: string }>(
     db,
     { name: 'deliveries of messages', column: '"message_id"', chunk: 500 },
     [...new Set(messageIds)],

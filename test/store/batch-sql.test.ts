@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { arrayLiteral, declaredColumns, inList, listValues, listWidth, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
+import { arrayLiteral, declaredColumns, inList, listValues, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
 import { findRecords, settleRecords, upsertRecords, type ConnectorRecordRow } from '../../src/store/connectors.ts';
 import type { Store } from '../../src/store/db.ts';
 // Loaded for the columns they declare.
@@ -30,8 +30,6 @@ test('lists and tables of values: a placeholder each on SQLite, an array each on
   assert.equal(inList(true, '"id"', 3, 2), '"id" = any($2::text[])');
   assert.deepEqual(listValues(false, ['a', 'b']), ['a', 'b']);
   assert.deepEqual(listValues(true, ['a', 'b']), ['{"a","b"}']);
-  assert.equal(listWidth(false, 7), 7);
-  assert.equal(listWidth(true, 7), 1);
   assert.equal(valuesTable(false, 2, 2), '(values (?, ?), (?, ?)) as v');
   assert.equal(valuesTable(true, 2, 2), 'unnest($1::text[], $2::text[]) as v(column1, column2)');
   assert.deepEqual(rowValues(false, 2, ['a', 1, 'b', null]), ['a', 1, 'b', null]);
