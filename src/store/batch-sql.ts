@@ -56,8 +56,33 @@ export function tuples(pg: boolean, rows: number, width: number, from = 1): stri
  */
 export function runCached<R = unknown>(db: Db, name: string, size: number, make: (pg: boolean) => string, values: readonly unknown[]): Promise<QueryResult<R>> {
   const pg = onPostgres(db);
-  const text = cached(`${pg ? 'p' : 's'}|${name}|${size}`, () => make(pg));
+  const text = cached(`${pg ? 'p' : 's'}|${name}|${size}`, () => {
+    const made = make(pg);
+    if (pg) prepareOnPostgres(made);
+    return made;
+  });
   return db.executeQuery<R>(CompiledQuery.raw(text, values as unknown[]));
+}
+
+/**
+ * Batch statements PostgreSQL keeps parsed, by text: each connection parses one the first time it runs it and then
+ * only binds and executes it (named prepared statements), which spares the server's parser, analyser and, once it
+ * settles on a generic plan, planner on every batch. Their texts do not depend on the row count on PostgreSQL, so
+ * they are a few dozen. Statements that answer every column (`select *`, `returning *`) are not kept: a column
+ * added by a newer node's migration would make the kept plan's result change type, an error until reconnection.
+ */
+const prepared = new Map<string, string>();
+const MAX_PREPARED = 200;
+const ALL_COLUMNS = /^\s*select\s+(?:"?\w+"?\.)?\*|\breturning\s+(?:"?\w+"?\.)?\*/i;
+
+function prepareOnPostgres(text: string): void {
+  if (prepared.has(text) || prepared.size >= MAX_PREPARED || ALL_COLUMNS.test(text)) return;
+  prepared.set(text, `tern_batch_${prepared.size + 1}`);
+}
+
+/** The name PostgreSQL keeps `text` under, when it is one of the prepared batch statements. */
+export function preparedName(text: string): string | undefined {
+  return prepared.get(text);
 }
 
 /** A column's type, as PostgreSQL is told the type of the array a batch binds for it. */

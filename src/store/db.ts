@@ -20,6 +20,7 @@ import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { Signals } from './signals.ts';
 import { profiledStatement, profilePgClient } from './sql-profile.ts';
+import { preparedName } from './batch-sql.ts';
 import { SqliteCheckpointer } from './sqlite-checkpoints.ts';
 
 export type { Db, Dialect } from './schema.ts';
@@ -183,6 +184,7 @@ function openPostgres(url: string, nodeId: string): Store {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   pool.on('connect', profilePgClient);
+  pool.on('connect', usePreparedBatches);
   const statements = new StatementCounter();
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [statements] });
   const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);
@@ -204,6 +206,15 @@ function openPostgres(url: string, nodeId: string): Store {
       await signals.close();
       await db.destroy();
     },
+  };
+}
+
+/** A connection runs the pipeline's batch statements as named prepared statements (see batch-sql.ts). */
+function usePreparedBatches(client: { query: (...args: any[]) => any }): void {
+  const query = client.query.bind(client);
+  client.query = (...args: any[]) => {
+    const name = typeof args[0] === 'string' ? preparedName(args[0]) : undefined;
+    return name === undefined ? query(...args) : query({ name, text: args[0] as string, values: args[1] as unknown[] });
   };
 }
 

@@ -106,4 +106,24 @@ forEachDialect('statements run by batch', (dialect) => {
       { seed: 1128, numRuns: 40 },
     );
   });
+
+  test('PostgreSQL keeps the batch statements parsed, except those answering every column; a column another node adds breaks none', { skip: dialect !== 'postgres' }, async () => {
+    const rows = (connector: string): ConnectorRecordRow[] =>
+      ['k1', 'k2'].map((key) => ({ connector, key, data: 'd', due_at: 1, lease_until: null, created_at: 1_700_000_000_000, lane: 0 }));
+    await store.db.connection().execute(async (c) => {
+      await upsertRecords(c, rows('prepared'));
+      await upsertRecords(c, rows('prepared'));
+      assert.equal((await findRecords(c, 'prepared', ['k1', 'k2'])).length, 2);
+      const kept = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(c);
+      const upsert = kept.rows.find((r) => r.statement.startsWith('insert into "connector_records"'));
+      assert.match(upsert?.name ?? '', /^tern_batch_\d+$/, JSON.stringify(kept.rows));
+      assert.ok(!kept.rows.some((r) => /^select \*/.test(r.statement)), 'a statement answering every column is not kept');
+
+      await sql`alter table connector_records add column added_later text`.execute(other.db);
+      await upsertRecords(c, rows('prepared'));
+      await settleRecords(c, 'prepared', ['k1']);
+      const found = await findRecords(c, 'prepared', ['k1', 'k2']);
+      assert.deepEqual(found.map((r) => [r.key, r.due_at === null ? null : Number(r.due_at)]).sort(), [['k1', null], ['k2', 1]]);
+    });
+  });
 });
