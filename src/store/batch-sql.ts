@@ -225,6 +225,16 @@ export async function insertRows<Name extends string>(
 const heads = new WeakMap<ReadonlyArray<string>, string>();
 
 /** `insert into "table" ("a", "b") `, made once for each list of columns. */
+/**
+ * The declared columns of a table as a select list (`"id", "status", …`): what a batch read answers instead of `*`,
+ * so PostgreSQL can keep it prepared, and a column a newer node's migration adds is not read by code that does not
+ * know it.
+ */
+export function selectList(columns: TableColumns<string>, alias?: string): string {
+  const prefix = alias ? `"${alias}".` : '';
+  return columns.names.map((c) => `${prefix}"${c}"`).join(', ');
+}
+
 function insertHead(table: string, columns: ReadonlyArray<string>): string {
   let head = heads.get(columns);
   if (head === undefined || !head.startsWith(`insert into "${table}" `)) {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, placeholders, runByList } from './batch-sql.ts';
+import { columnsOf, insertRows, placeholders, runByList, selectList } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { ConnectorRecordTable, ConnectorTable, RouteTable } from './schema.ts';
 
@@ -25,7 +25,7 @@ export function findRecords(db: Db, connector: string, keys: string[]): Promise<
     db,
     { name: 'find records', column: '"key"', chunk: CHUNK, leading: [connector] },
     keys,
-    (pg, keyAmong) => `select * from "connector_records" where "connector" = ${placeholders(pg, 1)} and ${keyAmong}`,
+    (pg, keyAmong) => `select ${selectList(RECORD_COLUMNS)} from "connector_records" where "connector" = ${placeholders(pg, 1)} and ${keyAmong}`,
   );
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, runByList, valuesTable } from './batch-sql.ts';
+import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, runByList, selectList, valuesTable } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -68,7 +68,7 @@ export function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<M
     db,
     { name: 'lock messages', column: '"id"', chunk: 500 },
     [...new Set(ids)].sort(),
-    (pg, idAmong) => `select * from "messages" where ${idAmong} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
+    (pg, idAmong) => `select ${selectList(MESSAGE_COLUMNS)} from "messages" where ${idAmong} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
   );
 }
 
@@ -124,7 +124,7 @@ export async function findMessage(db: Db, id: string): Promise<MessageRow | null
 }
 
 export function findMessages(db: Db, ids: string[]): Promise<MessageRow[]> {
-  return runByList<MessageRow>(db, { name: 'find messages', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `select * from "messages" where ${idAmong}`);
+  return runByList<MessageRow>(db, { name: 'find messages', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `select ${selectList(MESSAGE_COLUMNS)} from "messages" where ${idAmong}`);
 }
 
 export function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
@@ -132,7 +132,7 @@ export function findByUpstreamIds(db: Db, connector: string, upstreamIds: string
     db,
     { name: 'find messages by upstream id', column: '"upstream_id"', chunk: 500, leading: [connector] },
     upstreamIds,
-    (pg, upstreamAmong) => `select * from "messages" where "connector" = ${placeholders(pg, 1)} and ${upstreamAmong}`,
+    (pg, upstreamAmong) => `select ${selectList(MESSAGE_COLUMNS)} from "messages" where "connector" = ${placeholders(pg, 1)} and ${upstreamAmong}`,
   );
 }
 

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { Db, Dialect } from './db.ts';
 import type { OrganisationTable } from './schema.ts';
+import { placeholders, runByList, runCached } from './batch-sql.ts';
 
 export interface Organisation {
   id: string;
@@ -138,12 +138,15 @@ export async function findPayingSetupAndBalances(
   db: Db,
   ids: string[],
 ): Promise<{ setup: Array<Pick<OrganisationTable, 'id' | 'parent_id' | 'parent_billing' | 'monthly_limit'>>; balances: Map<string, number> }> {
-  const rows = await db
-    .selectFrom('organisations as o')
-    .leftJoin('organisations as p', 'p.id', 'o.parent_id')
-    .select(['o.id', 'o.parent_id', 'o.parent_billing', 'o.monthly_limit', 'o.balance', 'p.balance as parent_balance'])
-    .where('o.id', 'in', ids)
-    .execute();
+  type Row = Pick<OrganisationTable, 'id' | 'parent_id' | 'parent_billing' | 'monthly_limit' | 'balance'> & { parent_balance: number | null };
+  const rows = await runByList<Row>(
+    db,
+    { name: 'paying setup and balances', column: '"o"."id"', chunk: 500 },
+    ids,
+    (_pg, among) =>
+      'select "o"."id", "o"."parent_id", "o"."parent_billing", "o"."monthly_limit", "o"."balance", "p"."balance" as "parent_balance" ' +
+      `from "organisations" as "o" left join "organisations" as "p" on "p"."id" = "o"."parent_id" where ${among}`,
+  );
   const balances = new Map<string, number>();
   for (const r of rows) {
     balances.set(r.id, Number(r.balance));
@@ -158,23 +161,27 @@ export async function findPayingSetupAndBalances(
  * that foreign-key checks of sub-organisation rows take on their parent.
  */
 export async function lockBalances(db: Db, dialect: Dialect, ids: string[]): Promise<Map<string, number>> {
-  let q = db.selectFrom('organisations').select(['id', 'balance']).where('id', 'in', ids).orderBy('id');
-  if (dialect === 'postgres') q = q.forNoKeyUpdate();
-  return new Map((await q.execute()).map((r) => [r.id, Number(r.balance)]));
+  const rows = await runByList<{ id: string; balance: number }>(
+    db,
+    { name: 'lock balances', column: '"id"', chunk: 500 },
+    [...ids].sort(),
+    (_pg, among) => `select "id", "balance" from "organisations" where ${among} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
+  );
+  return new Map(rows.map((r) => [r.id, Number(r.balance)]));
 }
 
 /** Debits `amount` if the balance covers it (never below zero): answers the balance after, or null when it does not. */
 export async function debitBalanceIfCovered(db: Db, id: string, amount: number): Promise<number | null> {
-  const row = await db
-    .updateTable('organisations')
-    .set({ balance: sql<number>`balance - ${amount}` })
-    .where('id', '=', id)
-    .where('balance', '>=', amount)
-    .returning('balance')
-    .executeTakeFirst();
-  return row ? Number(row.balance) : null;
+  const { rows } = await runCached<{ balance: number }>(
+    db,
+    'debit if covered',
+    1,
+    (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)} and "balance" >= ${placeholders(pg, 1, 3)} returning "balance"`,
+    [amount, id, amount],
+  );
+  return rows[0] ? Number(rows[0].balance) : null;
 }
 
 export async function debitBalance(db: Db, id: string, amount: number): Promise<void> {
-  await db.updateTable('organisations').set({ balance: sql<number>`balance - ${amount}` }).where('id', '=', id).execute();
+  await runCached(db, 'debit', 1, (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)}`, [amount, id]);
 }
