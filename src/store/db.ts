@@ -178,10 +178,12 @@ function openPostgres(url: string, nodeId: string): Store {
   const poolSize = Number(u.searchParams.get('pool') ?? 10);
   u.searchParams.delete('pool');
   if (schema !== null && !/^[a-z_][a-z0-9_]*$/i.test(schema)) throw new Error(`invalid schema name "${schema}"`);
+  // The batch statements are kept prepared (usePreparedBatches), and planned again at every run: a plan kept from
+  // when a table was nearly empty (a scan of it) would stay while the table grows, until its statistics change.
   const pool = new pg.Pool({
     connectionString: u.toString(),
     max: poolSize,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    options: `-c plan_cache_mode=force_custom_plan${schema ? ` -c search_path=${schema}` : ''}`,
   });
   pool.on('connect', profilePgClient);
   pool.on('connect', usePreparedBatches);
