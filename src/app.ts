@@ -331,6 +331,7 @@ export async function createApp(config: TernConfig, opts: AppOptions = {}): Prom
     maxConcurrentRequests: 100,
     safetyPollMs: config.safetyPollMs,
   });
+  webhooks.handTo(webhookSender);
   const smppSender = new SmppOutboxWorker(smppOutbox, smppServer, logger.child({ component: 'smpp-outbox' }));
   smppOutbox.handTo(smppSender);
   services.metrics.watchSmppOutbox(() => smppOutbox.pending());

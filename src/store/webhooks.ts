@@ -35,12 +35,12 @@ const DELIVERY_COLUMNS = columnsOf<WebhookDeliveryRow>('webhook_deliveries', {
 });
 const ATTEMPT_COLUMNS = columnsOf<WebhookAttemptRow>('webhook_attempts', { id: 'text', delivery_id: 'text', at: 'bigint', outcome: 'text', http_status: 'integer', latency_ms: 'integer', error: 'text' });
 
-/** Writes new deliveries (in the transaction of the events they carry); their origin is taken from their url. */
-export function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'>>): Promise<void> {
+/** Writes new deliveries (in the transaction of the events they carry); an origin not given is taken from the url. */
+export function insertDeliveries(db: Db, rows: Array<Omit<WebhookDeliveryRow, 'origin'> & { origin?: string | null }>): Promise<void> {
   return insertRows(
     db,
     DELIVERY_COLUMNS,
-    rows.map((r) => ({ ...r, origin: originOf(r.url) })),
+    rows.map((r) => (r.origin === undefined ? { ...r, origin: originOf(r.url) } : (r as WebhookDeliveryRow))),
     INSERT_CHUNK,
   );
 }

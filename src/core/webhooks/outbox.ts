@@ -4,7 +4,8 @@ import type { MessagingService } from '../messaging/service.ts';
 import { messageObject } from '../messaging/view.ts';
 import { nextRetryDelay } from '../domain/retry.ts';
 import type { Channel } from '../../store/channels.ts';
-import type { Store } from '../../store/db.ts';
+import type { Db, Store } from '../../store/db.ts';
+import { originOf } from '../domain/urls.ts';
 import { LeasedQueue, WEBHOOK_QUEUE } from '../../store/queue.ts';
 import {
   type AttemptOutcome,
@@ -42,6 +43,22 @@ export interface WebhookRequest {
 export type WebhookFormatter = (message: MessageRow, event: MessageEventRow, channel: Channel) => WebhookRequest[] | null;
 
 /**
+ * A node's webhook sender taking deliveries as they are written, when it has room for their origin: they are written
+ * already leased to it and handed over in memory once committed (no claim, no wake-up); a crash leaves them to be
+ * claimed when the lease runs out.
+ */
+export interface WebhookHandoff {
+  /** Whether it takes deliveries now at all (else they are not looked at for it). */
+  taking(): boolean;
+  /** Room for one delivery to `origin` now: the lease to write it with, or null. Each is taken or released. */
+  reserve(origin: string, now: number): number | null;
+  /** Deliveries reserved and committed. */
+  take(rows: WebhookDeliveryRow[]): void;
+  /** Deliveries reserved (to these origins) whose transaction did not commit. */
+  release(origins: string[]): void;
+}
+
+/**
  * Writes a webhook delivery for every event that has somewhere to go, in the transaction that created the event,
  * so an event is never lost between its commit and its delivery. The body is the message object as it is at that
  * moment (what GET answers), rendered once.
@@ -49,6 +66,7 @@ export type WebhookFormatter = (message: MessageRow, event: MessageEventRow, cha
 export class WebhookOutbox {
   private readonly formatters: WebhookFormatter[] = [];
   readonly queue: LeasedQueue<WebhookDeliveryRow>;
+  private handoff: WebhookHandoff | null = null;
 
   constructor(
     private readonly store: Store,
@@ -58,6 +76,11 @@ export class WebhookOutbox {
     private readonly schedule: readonly number[],
   ) {
     this.queue = new LeasedQueue(store, WEBHOOK_QUEUE);
+  }
+
+  /** This node's sender, to take deliveries as they are written. */
+  handTo(handoff: WebhookHandoff): void {
+    this.handoff = handoff;
   }
 
   registerFormatter(formatter: WebhookFormatter): void {
@@ -135,7 +158,7 @@ export class WebhookOutbox {
   }
 
   readonly hook: EventConsumer = async (db, events, messages) => {
-    const rows: Array<Omit<WebhookDeliveryRow, 'origin'>> = [];
+    const rows: WebhookDeliveryRow[] = [];
     const base = this.publicBase();
     for (const event of events) {
       const m = messages.get(event.message_id);
@@ -164,6 +187,7 @@ export class WebhookOutbox {
           kind: event.kind === 'MO' ? 'MO' : 'STATUS',
           method: r.method,
           url: r.url,
+          origin: originOf(r.url),
           payload: r.method === 'GET' ? JSON.stringify(r.query ?? {}) : (r.body ?? ''),
           state: 'PENDING',
           attempts: 0,
@@ -178,7 +202,41 @@ export class WebhookOutbox {
       }
     }
     if (rows.length === 0) return;
-    await insertDeliveries(db, rows);
-    await this.queue.wake(db);
+    const handed = await this.reserveHandoff(db, rows);
+    try {
+      await insertDeliveries(db, rows);
+      if (handed.length < rows.length) await this.queue.wake(db);
+    } catch (err) {
+      if (handed.length > 0) this.handoff!.release(handed.map((r) => r.origin!));
+      throw err;
+    }
+    if (handed.length > 0) {
+      const handoff = this.handoff!;
+      this.store.signals.afterCommit(db, () => handoff.take(handed), () => handoff.release(handed.map((r) => r.origin!)));
+    }
   };
+
+  /**
+   * The new deliveries this node's sender takes at once, leased to it: those due now, to an origin it has room for,
+   * of a message with no delivery pending before them (deliveries of one message go in order; a later one waits for
+   * the claim that finds the earlier one ended).
+   */
+  private async reserveHandoff(db: Db, rows: WebhookDeliveryRow[]): Promise<WebhookDeliveryRow[]> {
+    const handoff = this.handoff;
+    if (!handoff?.taking()) return [];
+    const now = Date.now();
+    const first = new Map<string, WebhookDeliveryRow>();
+    for (const r of rows) if (r.origin !== null && r.next_attempt_at <= now && !first.has(r.message_id)) first.set(r.message_id, r);
+    if (first.size === 0) return [];
+    const waiting = await messagesWithPendingDeliveries(db, [...first.keys()]);
+    const handed: WebhookDeliveryRow[] = [];
+    for (const r of first.values()) {
+      if (waiting.has(r.message_id)) continue;
+      const lease = handoff.reserve(r.origin!, now);
+      if (lease === null) continue;
+      r.lease_until = lease;
+      handed.push(r);
+    }
+    return handed;
+  }
 }

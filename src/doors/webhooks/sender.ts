@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { originOf } from '../../core/domain/urls.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
-import type { WebhookOutbox } from '../../core/webhooks/outbox.ts';
+import type { WebhookHandoff, WebhookOutbox } from '../../core/webhooks/outbox.ts';
 import { fenceMargin } from '../../core/domain/leases.ts';
 import { Loop, onRetryGrid } from '../../workers/loop.ts';
 import type { AttemptOutcome, AttemptResult, WebhookHttpClient } from './http-client.ts';
@@ -55,10 +55,19 @@ interface Recorded {
  * of being written back when their origin is busy; an origin holding `maxHeldPerOrigin` gets the rest back later.
  * Outcomes are recorded in batches through the outbox, which retries failures on its schedule.
  */
-export class WebhookSender {
+export class WebhookSender implements WebhookHandoff {
   private readonly loop: Loop;
   private readonly held = new Map<string, Delivery>();
+  /** Deliveries held or reserved (handed over once their transaction commits), by origin. */
   private readonly heldPerOrigin = new Map<string, number>();
+  /** Deliveries reserved for a handoff whose transaction has not ended yet. */
+  private reserved = 0;
+  /**
+   * Deliveries may be due that the last claim did not take (it filled its room, or no pass has run since the start):
+   * deliveries written meanwhile are not handed over, so they do not overtake them. Those of a busy origin wait the
+   * same way (`busy`).
+   */
+  private behind = true;
   private readonly inFlightDone = new Set<Promise<void>>();
   private readonly recorder: GroupCommitter<Recorded, void>;
   private readonly maxHeld: number;
@@ -120,6 +129,41 @@ export class WebhookSender {
     await this.recorder.idle();
   }
 
+  taking(): boolean {
+    return !this.loop.isStopped && !this.behind && this.held.size + this.reserved < this.maxHeld;
+  }
+
+  reserve(origin: string, now: number): number | null {
+    if (this.loop.isStopped || this.behind || this.busy.has(origin)) return null;
+    if (this.held.size + this.reserved >= this.maxHeld) {
+      this.behind = true;
+      return null;
+    }
+    const n = this.heldPerOrigin.get(origin) ?? 0;
+    if (n >= this.maxHeldPerOrigin) {
+      this.busy.add(origin);
+      return null;
+    }
+    this.reserved++;
+    this.heldPerOrigin.set(origin, n + 1);
+    return now + this.leaseMs;
+  }
+
+  take(rows: Delivery[]): void {
+    this.reserved -= rows.length;
+    for (const d of rows) {
+      const origin = d.origin!;
+      // Stopped meanwhile: the delivery stays leased, and is claimed (here or elsewhere) once the lease runs out.
+      if (this.loop.isStopped) this.unhold(origin);
+      else this.launch(d, origin);
+    }
+  }
+
+  release(origins: string[]): void {
+    this.reserved -= origins.length;
+    for (const origin of origins) this.unhold(origin);
+  }
+
   /** New deliveries were written: claimed a moment later, with whatever else is written meanwhile. */
   wake(): void {
     this.claimSoon();
@@ -132,10 +176,11 @@ export class WebhookSender {
 
   private async run(): Promise<number | null> {
     for (;;) {
-      const room = Math.min(this.maxHeld - this.held.size, this.claimBatch);
+      const room = Math.min(this.maxHeld - this.held.size - this.reserved, this.claimBatch);
       if (room <= 0) {
         // Full: attempts finishing wake the loop once there is room again.
         this.full = true;
+        this.behind = true;
         return null;
       }
       this.busy = new Set([...this.heldPerOrigin].filter(([, n]) => n >= this.maxHeldPerOrigin).map(([o]) => o));
@@ -157,6 +202,7 @@ export class WebhookSender {
         this.launch(d, origin);
       }
       if (deferred.length > 0) await this.outbox.defer(deferred, Date.now() + 1_000);
+      this.behind = claimed.length >= room;
       // What is due for the busy origins waits for their queues to drain (which wakes the loop), not for a timer.
       // New deliveries wake the loop when written; what is due later is retries, looked for on the grid.
       if (claimed.length < room) return onRetryGrid(deferred.length > 0 ? Math.min(nextDue ?? Infinity, Date.now() + 1_000) : nextDue);
@@ -212,15 +258,21 @@ export class WebhookSender {
         if ((this.full && this.held.size <= this.maxHeld * 0.75) || drained) {
           this.full = false;
           this.busy.delete(origin);
+          // What waits in the table goes first: nothing is handed over until the pass has claimed it.
+          this.behind = true;
           this.loop.wake();
         }
       });
     this.inFlightDone.add(p);
   }
 
-  private release(d: Delivery, origin: string): void {
+  private letGo(d: Delivery, origin: string): void {
     this.held.delete(d.id);
     this.lost.delete(d.id);
+    this.unhold(origin);
+  }
+
+  private unhold(origin: string): void {
     const n = (this.heldPerOrigin.get(origin) ?? 1) - 1;
     if (n <= 0) this.heldPerOrigin.delete(origin);
     else this.heldPerOrigin.set(origin, n);
@@ -249,7 +301,7 @@ export class WebhookSender {
       }
     } finally {
       // No longer renewed: its outcome is being recorded (or, on an unexpected error, its lease runs out).
-      this.release(d, origin);
+      this.letGo(d, origin);
     }
     if (outcome.outcome === 'fenced') {
       this.onFenced('before', 1);
