@@ -1,8 +1,10 @@
 // Stores opened directly on a fresh database, as nodes of a cluster open it.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import pg from 'pg';
 import { openStore, type Store } from '../../src/store/db.ts';
 
@@ -35,3 +37,25 @@ export async function twoNodes(dialect: 'sqlite' | 'postgres'): Promise<{ a: Sto
   };
 }
 
+
+/** Two nodes' stores for the tests of the calling suite: opened before them, closed (and the database dropped) after. */
+export function twoNodesForSuite(dialect: 'sqlite' | 'postgres'): { readonly a: Store; readonly b: Store } {
+  let opened: Awaited<ReturnType<typeof twoNodes>> | null = null;
+  before(async () => {
+    opened = await twoNodes(dialect);
+  });
+  after(async () => {
+    await opened?.a.close();
+    await opened?.b.close();
+    await opened?.cleanup();
+  });
+  const get = () => opened ?? assert.fail('the stores open before the suite’s tests');
+  return {
+    get a() {
+      return get().a;
+    },
+    get b() {
+      return get().b;
+    },
+  };
+}

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { SmppOutbox, type SmppOutboxHandoff, type SmppOutboxRow } from '../../../src/core/smpp/outbox.ts';
-import { inTransaction, type Store } from '../../../src/store/db.ts';
+import { inTransaction } from '../../../src/store/db.ts';
 import { forEachDialect } from '../../support/server.ts';
-import { twoNodes } from '../../support/stores.ts';
+import { twoNodesForSuite } from '../../support/stores.ts';
 
 /** A worker that takes rows of one credential, up to `room`, and remembers what it was handed. */
 class FakeWorker implements SmppOutboxHandoff {
@@ -47,26 +47,16 @@ function row(credentialId: string, at = Date.now()): SmppOutboxRow {
 }
 
 forEachDialect('SMPP outbox: rows handed to this node’s worker as they commit', (dialect) => {
-  let a: Store;
-  let b: Store;
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    ({ a, b, cleanup } = await twoNodes(dialect));
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await cleanup();
-  });
+  const nodes = twoNodesForSuite(dialect);
 
   it('hands rows the worker has room for once committed, leased so no node claims them; the rest are left to claims', async () => {
-    const outbox = new SmppOutbox(a);
+    const outbox = new SmppOutbox(nodes.a);
     const worker = new FakeWorker('cred-1', 2);
     outbox.handTo(worker);
     const woken: string[] = [];
-    const off = a.signals.on('smpp-outbox', () => woken.push('smpp-outbox'));
+    const off = nodes.a.signals.on('smpp-outbox', () => woken.push('smpp-outbox'));
     const rows = [row('cred-1'), row('cred-2'), row('cred-1'), row('cred-1')];
-    await inTransaction(a, async (tx) => {
+    await inTransaction(nodes.a, async (tx) => {
       await outbox.enqueue(rows, tx);
       assert.equal(worker.taken.length, 0, 'nothing handed before the commit');
       assert.equal(worker.reserved, 2);
@@ -76,17 +66,17 @@ forEachDialect('SMPP outbox: rows handed to this node’s worker as they commit'
     assert.equal(worker.reserved, 0);
     assert.deepEqual(woken, ['smpp-outbox'], 'the rows left over wake the workers');
     // Another node claims only the rows nobody was handed.
-    const claimed = await new SmppOutbox(b).claim(['cred-1', 'cred-2'], Date.now(), 60_000, 10);
+    const claimed = await new SmppOutbox(nodes.b).claim(['cred-1', 'cred-2'], Date.now(), 60_000, 10);
     assert.deepEqual(claimed.map((r) => r.id).sort(), [rows[1]!.id, rows[3]!.id].sort());
   });
 
   it('gives the room back when the transaction rolls back, and hands nothing', async () => {
-    const outbox = new SmppOutbox(a);
+    const outbox = new SmppOutbox(nodes.a);
     const worker = new FakeWorker('cred-3', 5);
     outbox.handTo(worker);
     const rows = [row('cred-3'), row('cred-3')];
     await assert.rejects(
-      inTransaction(a, async (tx) => {
+      inTransaction(nodes.a, async (tx) => {
         await outbox.enqueue(rows, tx);
         throw new Error('the event that wrote them failed');
       }),
@@ -94,19 +84,19 @@ forEachDialect('SMPP outbox: rows handed to this node’s worker as they commit'
     );
     assert.equal(worker.taken.length, 0);
     assert.equal(worker.reserved, 0);
-    const left = await a.db.selectFrom('smpp_outbox').select('id').where('credential_id', '=', 'cred-3').execute();
+    const left = await nodes.a.db.selectFrom('smpp_outbox').select('id').where('credential_id', '=', 'cred-3').execute();
     assert.equal(left.length, 0, 'nothing written');
   });
 
   it('hands rows written outside a transaction at once, and never a row due later', async () => {
-    const outbox = new SmppOutbox(a);
+    const outbox = new SmppOutbox(nodes.a);
     const worker = new FakeWorker('cred-4', 5);
     outbox.handTo(worker);
     const now = [row('cred-4')];
     const later = [row('cred-4', Date.now() + 60_000)];
     await outbox.enqueue([...now, ...later]);
     assert.deepEqual(worker.taken.map((r) => r.id), [now[0]!.id]);
-    const stored = await a.db.selectFrom('smpp_outbox').select(['id', 'lease_until']).where('credential_id', '=', 'cred-4').orderBy('id').execute();
+    const stored = await nodes.a.db.selectFrom('smpp_outbox').select(['id', 'lease_until']).where('credential_id', '=', 'cred-4').orderBy('id').execute();
     assert.ok(Number(stored[0]!.lease_until) > Date.now(), 'the handed row is leased');
     assert.equal(stored[1]!.lease_until, null, 'the later row is not');
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import type { MessagingService } from '../../../src/core/messaging/service.ts';
 import { type WebhookHandoff, WebhookOutbox } from '../../../src/core/webhooks/outbox.ts';
 import type { Channel } from '../../../src/store/channels.ts';
@@ -12,7 +12,7 @@ import { startReceiver } from '../../support/receiver.ts';
 import { eventually } from '../../support/wait.ts';
 import pino from 'pino';
 import { forEachDialect } from '../../support/server.ts';
-import { twoNodes } from '../../support/stores.ts';
+import { twoNodesForSuite } from '../../support/stores.ts';
 
 /** A sender with room for `room` deliveries to one origin, remembering what it was handed. */
 class FakeSender implements WebhookHandoff {
@@ -70,17 +70,7 @@ function statusOf(url: string, messageId = `m-${String(++n).padStart(6, '0')}`, 
 }
 
 forEachDialect('webhook outbox: deliveries handed to this node’s sender as they commit', (dialect) => {
-  let a: Store;
-  let b: Store;
-  let cleanup: () => Promise<void>;
-  before(async () => {
-    ({ a, b, cleanup } = await twoNodes(dialect));
-  });
-  after(async () => {
-    await a.close();
-    await b.close();
-    await cleanup();
-  });
+  const nodes = twoNodesForSuite(dialect);
 
   const write = (store: Store, outbox: WebhookOutbox, items: Array<{ message: MessageRow; event: MessageEventRow }>) =>
     inTransaction(store, (tx) => outbox.hook(tx, items.map((i) => i.event), new Map(items.map((i) => [i.message.id, i.message]))));
@@ -88,13 +78,13 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
     store.db.selectFrom('webhook_deliveries').select(['id', 'message_id', 'lease_until', 'origin']).where('message_id', 'in', messageIds).orderBy('id').execute();
 
   it('hands deliveries the sender has room for once committed, leased, so no node claims them; the rest wake the claims', async () => {
-    const outbox = outboxOn(a);
+    const outbox = outboxOn(nodes.a);
     const sender = new FakeSender('http://hooks.test', 2);
     outbox.handTo(sender);
     const woken: string[] = [];
-    const off = a.signals.on('webhooks', () => woken.push('webhooks'));
+    const off = nodes.a.signals.on('webhooks', () => woken.push('webhooks'));
     const items = [statusOf('http://hooks.test/a'), statusOf('http://other.test/a'), statusOf('http://hooks.test/b'), statusOf('http://hooks.test/c')];
-    await inTransaction(a, async (tx) => {
+    await inTransaction(nodes.a, async (tx) => {
       await outbox.hook(tx, items.map((i) => i.event), new Map(items.map((i) => [i.message.id, i.message])));
       assert.equal(sender.taken.length, 0, 'nothing handed before the commit');
       assert.equal(sender.reserved, 2);
@@ -103,37 +93,37 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
     assert.deepEqual(sender.taken.map((d) => d.message_id), [items[0]!.message.id, items[2]!.message.id]);
     assert.equal(sender.reserved, 0);
     assert.deepEqual(woken, ['webhooks'], 'the deliveries left over wake the senders');
-    const rows = await stored(a, items.map((i) => i.message.id));
+    const rows = await stored(nodes.a, items.map((i) => i.message.id));
     assert.deepEqual(rows.map((r) => r.origin), ['http://hooks.test', 'http://other.test', 'http://hooks.test', 'http://hooks.test']);
     for (const d of sender.taken) assert.equal(Number(rows.find((r) => r.id === d.id)!.lease_until), d.lease_until, 'written with the lease it was handed with');
-    const claimed = await outboxOn(b).claim(Date.now(), 10, 60_000);
+    const claimed = await outboxOn(nodes.b).claim(Date.now(), 10, 60_000);
     assert.deepEqual(claimed.map((d) => d.message_id).sort(), [items[1]!.message.id, items[3]!.message.id].sort(), 'another node claims only what was not handed');
   });
 
   it('never hands a delivery while an earlier one of its message is pending: they go in order', async () => {
-    const outbox = outboxOn(a);
+    const outbox = outboxOn(nodes.a);
     const sender = new FakeSender('http://order.test', 10);
     const first = statusOf('http://order.test/s');
     // The first delivery was written before the sender took any (claimed by whichever node); it is still pending.
-    await write(a, outbox, [first]);
+    await write(nodes.a, outbox, [first]);
     outbox.handTo(sender);
     const second = statusOf('http://order.test/s', first.message.id);
     const third = statusOf('http://order.test/s', first.message.id);
-    await write(a, outbox, [second, third]);
+    await write(nodes.a, outbox, [second, third]);
     assert.equal(sender.taken.length, 0);
     assert.equal(sender.reserved, 0);
     // Two deliveries of a new message in one transaction: only the first is handed.
     const fresh = statusOf('http://order.test/t');
     const again = statusOf('http://order.test/t', fresh.message.id);
-    await write(a, outbox, [fresh, again]);
+    await write(nodes.a, outbox, [fresh, again]);
     assert.deepEqual(sender.taken.map((d) => d.event_id), [fresh.event.id]);
-    const rows = await stored(a, [fresh.message.id]);
+    const rows = await stored(nodes.a, [fresh.message.id]);
     assert.equal(rows.filter((r) => r.lease_until !== null).length, 1);
   });
 
   it('a running sender sends what it is handed without claiming it, and records the outcome', async () => {
     const receiver = await startReceiver(() => 200);
-    const outbox = outboxOn(a);
+    const outbox = outboxOn(nodes.a);
     const client = new WebhookHttpClient({ allowPrivate: true, timeoutMs: 5_000 });
     const sender = new WebhookSender(outbox, client, messaging, pino({ level: 'silent' }), { leaseMs: 60_000 });
     outbox.handTo(sender);
@@ -150,9 +140,9 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
       // Its first pass finds nothing waiting: from then on it takes deliveries as they are written.
       await eventually(() => sender.taking());
       const items = [statusOf(`${receiver.origin}/s`), statusOf(`${receiver.origin}/s`), statusOf(`${receiver.origin}/s`)];
-      for (const i of items) await write(a, outbox, [i]);
+      for (const i of items) await write(nodes.a, outbox, [i]);
       await eventually(async () => {
-        const rows = await a.db.selectFrom('webhook_deliveries').select(['state', 'lease_until']).where('message_id', 'in', items.map((i) => i.message.id)).execute();
+        const rows = await nodes.a.db.selectFrom('webhook_deliveries').select(['state', 'lease_until']).where('message_id', 'in', items.map((i) => i.message.id)).execute();
         assert.deepEqual(rows.map((r) => [r.state, r.lease_until]), items.map(() => ['DELIVERED', null]));
         return true;
       });
@@ -166,12 +156,12 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
   });
 
   it('gives the room back when the transaction rolls back, and writes nothing', async () => {
-    const outbox = outboxOn(a);
+    const outbox = outboxOn(nodes.a);
     const sender = new FakeSender('http://rollback.test', 5);
     outbox.handTo(sender);
     const items = [statusOf('http://rollback.test/a'), statusOf('http://rollback.test/b')];
     await assert.rejects(
-      inTransaction(a, async (tx) => {
+      inTransaction(nodes.a, async (tx) => {
         await outbox.hook(tx, items.map((i) => i.event), new Map(items.map((i) => [i.message.id, i.message])));
         throw new Error('the event that wrote them failed');
       }),
@@ -179,6 +169,6 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
     );
     assert.equal(sender.taken.length, 0);
     assert.equal(sender.reserved, 0);
-    assert.equal((await stored(a, items.map((i) => i.message.id))).length, 0);
+    assert.equal((await stored(nodes.a, items.map((i) => i.message.id))).length, 0);
   });
 });
