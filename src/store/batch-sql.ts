@@ -66,10 +66,11 @@ export function runCached<R = unknown>(db: Db, name: string, size: number, make:
 
 /**
  * Batch statements PostgreSQL keeps parsed, by text: each connection parses one the first time it runs it and then
- * only binds and executes it (named prepared statements), which spares the server's parser, analyser and, once it
- * settles on a generic plan, planner on every batch. Their texts do not depend on the row count on PostgreSQL, so
- * they are a few dozen. Statements that answer every column (`select *`, `returning *`) are not kept: a column
- * added by a newer node's migration would make the kept plan's result change type, an error until reconnection.
+ * only binds and executes it (named prepared statements), which spares the server's parser and analyser on every
+ * batch; it still plans each run (Tern's connections set plan_cache_mode, see db.ts). Their texts do not depend on the
+ * row count on PostgreSQL, so they are a few dozen. Statements that answer every column (`select *`, `returning *`)
+ * are not kept: a column added by a newer node's migration would make the kept statement's result change type, an
+ * error until reconnection.
  */
 const prepared = new Map<string, string>();
 const MAX_PREPARED = 200;
@@ -224,17 +225,16 @@ export async function insertRows<Name extends string>(
 
 const heads = new WeakMap<ReadonlyArray<string>, string>();
 
-/** `insert into "table" ("a", "b") `, made once for each list of columns. */
 /**
  * The declared columns of a table as a select list (`"id", "status", …`): what a batch read answers instead of `*`,
  * so PostgreSQL can keep it prepared, and a column a newer node's migration adds is not read by code that does not
  * know it.
  */
-export function selectList(columns: TableColumns<string>, alias?: string): string {
-  const prefix = alias ? `"${alias}".` : '';
-  return columns.names.map((c) => `${prefix}"${c}"`).join(', ');
+export function selectList(columns: TableColumns<string>): string {
+  return columns.names.map((c) => `"${c}"`).join(', ');
 }
 
+/** `insert into "table" ("a", "b") `, made once for each list of columns. */
 function insertHead(table: string, columns: ReadonlyArray<string>): string {
   let head = heads.get(columns);
   if (head === undefined || !head.startsWith(`insert into "${table}" `)) {
