@@ -180,10 +180,13 @@ function openPostgres(url: string, nodeId: string): Store {
   if (schema !== null && !/^[a-z_][a-z0-9_]*$/i.test(schema)) throw new Error(`invalid schema name "${schema}"`);
   // The batch statements are kept prepared (usePreparedBatches), and planned again at every run: a plan kept from
   // when a table was nearly empty (a scan of it) would stay while the table grows, until its statistics change.
+  // The URL's own `options` are kept, before Tern's (the driver would let them replace Tern's).
+  const urlOptions = u.searchParams.get('options');
+  u.searchParams.delete('options');
   const pool = new pg.Pool({
     connectionString: u.toString(),
     max: poolSize,
-    options: `-c plan_cache_mode=force_custom_plan${schema ? ` -c search_path=${schema}` : ''}`,
+    options: [urlOptions, '-c plan_cache_mode=force_custom_plan', schema ? `-c search_path=${schema}` : null].filter(Boolean).join(' '),
   });
   pool.on('connect', profilePgClient);
   pool.on('connect', usePreparedBatches);
@@ -202,7 +205,7 @@ function openPostgres(url: string, nodeId: string): Store {
       await sql`select 1`.execute(db);
     },
     async listen() {
-      await signals.listen(connectionString, schema ? `-c search_path=${schema}` : undefined);
+      await signals.listen(connectionString, [urlOptions, schema ? `-c search_path=${schema}` : null].filter(Boolean).join(' ') || undefined);
     },
     async close() {
       await signals.close();

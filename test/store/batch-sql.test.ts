@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { arrayLiteral, declaredColumns, inList, listValues, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
 import { findRecords, settleRecords, upsertRecords, type ConnectorRecordRow } from '../../src/store/connectors.ts';
-import type { Store } from '../../src/store/db.ts';
+import { openStore, type Store } from '../../src/store/db.ts';
 // Loaded for the columns they declare.
 import '../../src/store/dispatch.ts';
 import '../../src/store/ledger.ts';
@@ -105,6 +105,20 @@ forEachDialect('statements run by batch', (dialect) => {
       }),
       { seed: 1128, numRuns: 40 },
     );
+  });
+
+  test('PostgreSQL: options given in the database URL are kept beside those Tern sets', { skip: dialect !== 'postgres' }, async () => {
+    const u = new URL(process.env.TERN_TEST_DATABASE_URL!);
+    u.searchParams.set('options', '-c statement_timeout=12345');
+    u.searchParams.set('pool', '1');
+    const own = await openStore(u.toString(), 'node-options', { migrate: false });
+    try {
+      const show = async (name: string) => Object.values((await sql.raw(`show ${name}`).execute(own.db)).rows[0] as Record<string, string>)[0];
+      assert.equal(await show('statement_timeout'), '12345ms');
+      assert.equal(await show('plan_cache_mode'), 'force_custom_plan');
+    } finally {
+      await own.close();
+    }
   });
 
   test('PostgreSQL keeps the batch statements parsed, except those answering every column; a column another node adds breaks none', { skip: dialect !== 'postgres' }, async () => {
