@@ -83,7 +83,15 @@ export async function doctor(io: Io, o: { json?: boolean }): Promise<void> {
       try {
         await client.connect();
         const v = await client.query<{ server_version: string }>('show server_version');
-        checks.push({ name: 'PostgreSQL', ok: true, detail: `${u.hostname}:${u.port || 5432} answers (PostgreSQL ${v.rows[0]?.server_version})` });
+        const version = v.rows[0]?.server_version ?? '';
+        // Tern's sessions set plan_cache_mode, which PostgreSQL knows from 12 on.
+        const supported = Number.parseInt(version, 10) >= 12;
+        checks.push({
+          name: 'PostgreSQL',
+          ok: supported,
+          detail: `${u.hostname}:${u.port || 5432} answers (PostgreSQL ${version})`,
+          ...(!supported && { fix: 'PostgreSQL 12 or later' }),
+        });
       } catch (err) {
         checks.push({
           name: 'PostgreSQL',
