@@ -183,17 +183,18 @@ function openPostgres(url: string, nodeId: string): Store {
   // The URL's own `options` are kept, before Tern's (the driver would let them replace Tern's).
   const urlOptions = u.searchParams.get('options');
   u.searchParams.delete('options');
+  const sessionOptions = [urlOptions, schema ? `-c search_path=${schema}` : null].filter(Boolean).join(' ');
+  const connectionString = u.toString();
   const pool = new pg.Pool({
-    connectionString: u.toString(),
+    connectionString,
     max: poolSize,
-    options: [urlOptions, '-c plan_cache_mode=force_custom_plan', schema ? `-c search_path=${schema}` : null].filter(Boolean).join(' '),
+    options: `${sessionOptions} -c plan_cache_mode=force_custom_plan`.trim(),
   });
   pool.on('connect', profilePgClient);
   pool.on('connect', usePreparedBatches);
   const statements = new StatementCounter();
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [statements] });
   const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);
-  const connectionString = u.toString();
   return {
     db,
     dialect: 'postgres',
@@ -205,7 +206,7 @@ function openPostgres(url: string, nodeId: string): Store {
       await sql`select 1`.execute(db);
     },
     async listen() {
-      await signals.listen(connectionString, [urlOptions, schema ? `-c search_path=${schema}` : null].filter(Boolean).join(' ') || undefined);
+      await signals.listen(connectionString, sessionOptions || undefined);
     },
     async close() {
       await signals.close();
