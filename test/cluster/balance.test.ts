@@ -16,7 +16,9 @@ describe('one balance spent through two nodes [postgres]', { skip }, () => {
       const nodes = [first, second];
       const answers = await Promise.all(
         Array.from({ length: 240 }, (_, i) =>
-          request(nodes[i % 2]!, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: `3361200${String(i).padStart(4, '0')}` }, body: { text: `race ${i}` } } }),
+          // Numbers ending in 5, none of the simulator's special endings: …0002 is rejected at submit and refunded,
+          // which gave credit back after the race when it was among the messages charged.
+          request(nodes[i % 2]!, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: `3361200${String(i).padStart(3, '0')}5` }, body: { text: `race ${i}` } } }),
         ),
       );
       assert.deepEqual([...new Set(answers.map((a) => a.status))], [201]);
