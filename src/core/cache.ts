@@ -122,6 +122,21 @@ export class Cache<K, V> {
     return promise;
   }
 
+  /**
+   * As `load`, but a miss runs `loader` itself rather than wait for a load under way: for a loader that reads through
+   * a transaction. A load under way reads through the store's connections, and on SQLite the transaction holds the
+   * only one until it ends: waiting for that load inside the transaction would wait for itself.
+   */
+  loadApart(key: K, loader: () => Promise<V>, now?: number): Promise<V> {
+    const entry = this.#entries.get(key);
+    if (entry && (entry.expiresAt === Number.POSITIVE_INFINITY || entry.expiresAt > (now ?? Date.now()))) return Promise.resolve(this.get(key, now) as V);
+    const generation = this.#generation;
+    return loader().then((value) => {
+      if (!this.has(key)) this.setUnlessCleared(generation, key, value, now);
+      return value;
+    });
+  }
+
   delete(key: K): boolean {
     const entry = this.#entries.get(key);
     if (!entry) return false;

@@ -256,4 +256,32 @@ describe('Cache: load', () => {
     assert.equal(await loading, 'read');
     assert.equal(cache.get('a'), 'set');
   });
+
+  it('loadApart reads for itself while a load is under way (which may wait for the reader), and serves hits as load does', async () => {
+    const cache = new Cache<string, string>({ capacity: 10, ttlMs: 60_000 });
+    const outside = deferred<string>();
+    const underWay = cache.load('a', () => outside.promise);
+    // Joining the load under way would never resolve here: it waits for what the reader holds.
+    const apart = await cache.loadApart('a', async () => 'in the transaction');
+    assert.equal(apart, 'in the transaction');
+    assert.equal(cache.get('a'), 'in the transaction');
+    outside.resolve('outside');
+    assert.equal(await underWay, 'outside');
+    // The value read apart was stored first: the load that ended after it does not replace it.
+    assert.equal(cache.get('a'), 'in the transaction');
+    let reads = 0;
+    assert.equal(await cache.loadApart('a', async () => `read ${++reads}`), 'in the transaction');
+    assert.equal(reads, 0);
+    assert.equal(await cache.loadApart('a', async () => `read ${++reads}`, Date.now() + 120_000), 'read 1');
+  });
+
+  it('loadApart keeps nothing read before a clear', async () => {
+    const cache = new Cache<string, string>({ capacity: 10 });
+    const d = deferred<string>();
+    const apart = cache.loadApart('a', () => d.promise);
+    cache.clear();
+    d.resolve('old');
+    assert.equal(await apart, 'old');
+    assert.equal(cache.has('a'), false);
+  });
 });

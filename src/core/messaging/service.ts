@@ -112,7 +112,9 @@ export class MessagingService {
    * connection, so a read through the store would wait for itself.
    */
   channel(id: string, db: Db = this.store.db, now = Date.now()): Promise<Channel> {
-    return this.channels.load(id, async () => (await this.tenancy.readChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`), now);
+    const read = async () => (await this.tenancy.readChannel(db, id)) ?? fail('NOT_FOUND', `channel ${id} not found`);
+    // In a transaction, never wait for a load under way through the store (it may be waiting for this transaction).
+    return db === this.store.db ? this.channels.load(id, read, now) : this.channels.loadApart(id, read, now);
   }
 
   private async flushAccepts(batch: PreparedMessage[]): Promise<MessageRow[]> {
