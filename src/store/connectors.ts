@@ -62,7 +62,7 @@ export async function upsertRecords(db: Db, rows: ConnectorRecordRow[]): Promise
 export async function settleRecords(db: Db, connector: string, keys: string[]): Promise<void> {
   await runByList(
     db,
-    { name: 'settle records', column: '"key"', chunk: CHUNK, leading: [connector] },
+    { name: 'settle records', column: '"key"', chunk: CHUNK, leading: [connector], unread: true },
     keys,
     (pg, keyAmong) => `update "connector_records" set "due_at" = null, "lease_until" = null where "connector" = ${placeholders(pg, 1)} and ${keyAmong}`,
   );

@@ -8,7 +8,6 @@ import {
   Migrator,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
-  PostgresDialect,
   type QueryResult,
   type RootOperationNode,
   SqliteDialect,
@@ -21,6 +20,7 @@ import { migrations } from './migrations/index.ts';
 import { Signals } from './signals.ts';
 import { profiledStatement, profilePgClient } from './sql-profile.ts';
 import { preparedName } from './batch-sql.ts';
+import { PipelinedPostgresDialect } from './pg-driver.ts';
 import { SqliteCheckpointer } from './sqlite-checkpoints.ts';
 
 export type { Db, Dialect } from './schema.ts';
@@ -188,12 +188,14 @@ function openPostgres(url: string, nodeId: string): Store {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
+    // Queries go out without waiting for the one before (the driver sends the statements nobody reads so).
+    pipeline: true,
     options: `${sessionOptions} -c plan_cache_mode=force_custom_plan`.trim(),
   });
   pool.on('connect', profilePgClient);
   pool.on('connect', usePreparedBatches);
   const statements = new StatementCounter();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [statements] });
+  const db = new Kysely<Database>({ dialect: new PipelinedPostgresDialect(pool), plugins: [statements] });
   const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);
   return {
     db,

@@ -64,6 +64,7 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
         (pg) => `update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, attempts = attempts + 1
         from ${valuesTable(pg, chunk.length, 4)} where messages.id = v.column1`,
         rowValues(onPostgres(trx), 4, values),
+        true,
       );
     }
     await addToRouteRollups(trx, o.submitted);
@@ -164,6 +165,7 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
         'on conflict ("day", "route", "connector", "shard") do update set "messages" = route_rollups.messages + "excluded"."messages", ' +
         '"parts" = route_rollups.parts + "excluded"."parts", "cost" = route_rollups.cost + "excluded"."cost", "charged" = route_rollups.charged + "excluded"."charged"',
       [s.day, s.route, s.connector, s.messages, s.parts, s.cost, s.charged, shard],
+      true,
     );
   }
 }

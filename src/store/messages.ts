@@ -86,6 +86,7 @@ export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
         charged = cast(v.column5 as bigint), extra = v.column6, part_count = cast(v.column7 as integer)
       from ${valuesTable(pg, part.length, 7)} where messages.id = v.column1`,
       rowValues(onPostgres(db), 7, values),
+      true,
     );
   }
 }

@@ -183,5 +183,5 @@ export async function debitBalanceIfCovered(db: Db, id: string, amount: number):
 }
 
 export async function debitBalance(db: Db, id: string, amount: number): Promise<void> {
-  await runCached(db, 'debit', 1, (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)}`, [amount, id]);
+  await runCached(db, 'debit', 1, (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)}`, [amount, id], true);
 }
