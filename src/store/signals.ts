@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
+import { resultNotRead } from './pg-driver.ts';
 import type { Db, Dialect } from './schema.ts';
 
 /**
@@ -71,7 +72,8 @@ export class Signals {
       queueMicrotask(() => this.fire(signal));
     }
     if (this.dialect === 'postgres' && (everyNode || !SERVED_WHERE_WRITTEN.has(signal))) {
-      await sql`select pg_notify(${this.channel}, ${`${signal}:${this.nodeId}`})`.execute(db);
+      // Nothing reads its answer: in a transaction it goes out with the statements after it (see pg-driver.ts).
+      await db.executeQuery(resultNotRead(sql`select pg_notify(${this.channel}, ${`${signal}:${this.nodeId}`})`.compile(db)));
     }
   }
 
