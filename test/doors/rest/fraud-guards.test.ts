@@ -208,14 +208,17 @@ forEachDialect('fraud guards', (dialect) => {
   });
 
   if (dialect === 'postgres') {
-    test('two nodes share the velocity windows and see a change of guards at once', async () => {
+    test('two nodes share the velocity windows and see a change of guards as soon as it is signalled', async () => {
       const second = await startTestServer(dialect, { TERN_DATABASE_URL: server.app.services.config.databaseUrl, TERN_ALLOWED_COUNTRIES: 'LU' });
       try {
         const t = await tenantIn(server, 'FR', { flow: 'OTP' });
         // The second node reads (and keeps) the organisation's guards.
         assert.equal((await sendSms(second, t, '32470123456')).status.detail, 'COUNTRY_NOT_ALLOWED');
+        const changedAt = Date.now();
         await setGuards(server, t, { allowedCountries: ['FR', 'BE'], velocityLimits: [{ prefix: '', rangeDigits: 2, limit: 1, windowSeconds: 86_400 }] });
-        assert.equal((await sendSms(second, t, '32470123456')).status.value, 'ENROUTE', 'seen by the other node at once');
+        // Told by the change's signal: the next send there may still come first on a busy machine.
+        await eventually(async () => ((await sendSms(second, t, '32470123456')).status.value === 'ENROUTE' ? true : undefined), 10_000, 'the change seen by the other node');
+        assert.ok(Date.now() - changedAt < 2_000, `seen after ${Date.now() - changedAt} ms, not at once`);
         assert.equal((await sendSms(second, t, '33612345601')).status.value, 'ENROUTE');
         assert.equal((await sendSms(server, t, '33612345602')).status.detail, 'VELOCITY_LIMIT_EXCEEDED', 'the window holds the other node’s messages');
         assert.equal((await sendSms(second, t, '33612345603')).status.detail, 'VELOCITY_LIMIT_EXCEEDED');
