@@ -52,9 +52,11 @@ const QUEUED_COLUMNS = columnsOf<Omit<DispatchQueueTable, 'waiting_on' | 'previo
  * still held (their final statuses are written there, so a crash cannot leave a message off the queue and not final).
  */
 export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes, also?: (trx: Db, held: Set<string>) => Promise<void>): Promise<Set<string>> {
+  // Placements are written in id order, the order a change of status locks its messages in (lockMessages).
+  const submitted = [...o.submitted].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return inTransaction(store, async (trx) => {
-    for (let i = 0; i < o.submitted.length; i += CHUNK) {
-      const chunk = o.submitted.slice(i, i + CHUNK);
+    for (let i = 0; i < submitted.length; i += CHUNK) {
+      const chunk = submitted.slice(i, i + CHUNK);
       const values: unknown[] = [];
       for (const s of chunk) values.push(s.id, s.upstreamId, s.connector, s.route);
       await runCached(

@@ -92,6 +92,10 @@ export async function applyStatusChanges(
   if (touched.size === 0) return { applied: [], ignored };
 
   await writeStatuses(db, [...touched.values()]);
+  // The rollups before the balances, in the order the accepts take them (their debits come last): a refund holding a
+  // payer's balance while it waits for a rollup row an accept holds, the accept waiting for that balance, was a
+  // deadlock PostgreSQL resolved after a second.
+  await rollups.write(db);
   // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
   // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
   const byPayer = new Map<string, typeof refunds>();
@@ -111,7 +115,6 @@ export async function applyStatusChanges(
     );
   }
   await insertEvents(db, events);
-  await rollups.write(db);
   await consumers.run(db, events, touched);
   return { applied: [...touched.values()], ignored };
 }
