@@ -38,7 +38,7 @@ class PipelinedConnection implements DatabaseConnection {
   constructor(readonly client: pg.PoolClient) {}
 
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.inTransaction && unread.has(q) && this.client.pipeline) {
+    if (this.inTransaction && unread.has(q)) {
       this.send(q.sql, [...q.parameters]);
       return NOTHING_READ as QueryResult<R>;
     }
@@ -63,10 +63,11 @@ class PipelinedConnection implements DatabaseConnection {
     throw new Error('streaming is not supported on PostgreSQL here: read in pages');
   }
 
+  /** Sent with the transaction's first statement: a begin that failed fails the statement awaited after it. */
   begin(sql: string): void {
     this.failed = null;
     this.inTransaction = true;
-    if (this.client.pipeline) this.send(sql, []);
+    this.send(sql, []);
   }
 
   /** Ends the transaction (commit or rollback), then tells a failure of a statement sent without waiting. */
@@ -121,10 +122,7 @@ class PipelinedPostgresDriver implements Driver {
       if (settings.isolationLevel) sql += ` isolation level ${settings.isolationLevel}`;
       if (settings.accessMode) sql += ` ${settings.accessMode}`;
     }
-    const connection = c as PipelinedConnection;
-    connection.begin(sql);
-    // Without pipeline mode the begin is waited for, as any statement.
-    if (!connection.client.pipeline) await connection.client.query(sql);
+    (c as PipelinedConnection).begin(sql);
   }
 
   async commitTransaction(c: DatabaseConnection): Promise<void> {
