@@ -22,11 +22,22 @@ const ROLLUP_COLUMNS = columnsOf<ConsumptionRollupTable>('consumption_rollups', 
 export const ROLLUP_SHARDS = 8;
 
 /**
- * The row of each key a writing transaction adds to: one of ROLLUP_SHARDS at random, so two transactions — on any
- * nodes — that count the same tenant's day wait on each other one time in eight instead of every time.
+ * Rows of each key (shards ROLLUP_SHARDS and up) kept for the transactions that hold a payer's balance locked before
+ * they write their rollups: accepts that check spending limits or shared charges, number lookups, messages priced
+ * again. The others — most accepts, every change of status with a refund — write their rollups first and take the
+ * balance last. Writing the same rows in the two orders was a deadlock (one holds the balance and waits for a rollup
+ * row, the other holds that row and waits for the balance); on rows of their own, the two kinds never wait for each
+ * other's rollups, whatever order each takes its locks in.
  */
-export function rollupShard(): number {
-  return Math.floor(Math.random() * ROLLUP_SHARDS);
+export const BALANCE_FIRST_SHARDS = 2;
+
+/**
+ * The row of each key a writing transaction adds to: one of ROLLUP_SHARDS at random, so two transactions — on any
+ * nodes — that count the same tenant's day wait on each other one time in eight instead of every time; one of the
+ * BALANCE_FIRST_SHARDS after them when the transaction holds a balance already.
+ */
+export function rollupShard(balanceHeld = false): number {
+  return balanceHeld ? ROLLUP_SHARDS + Math.floor(Math.random() * BALANCE_FIRST_SHARDS) : Math.floor(Math.random() * ROLLUP_SHARDS);
 }
 
 export interface RollupKey {
@@ -51,6 +62,8 @@ export interface RollupDelta extends RollupKey {
 /** Accumulates deltas by key, so one transaction writes each rollup row once. */
 export class RollupBatch {
   private readonly deltas = new Map<string, RollupDelta>();
+  /** The organisations whose settled days the last `write` changed, their epochs not raised yet. */
+  private settled: string[] = [];
 
   add(key: RollupKey, quantity: number, messages: number, amount: number): void {
     if (quantity === 0 && messages === 0 && amount === 0) return;
@@ -78,14 +91,16 @@ export class RollupBatch {
   /**
    * Writes the accumulated deltas inside the caller's transaction, in one shard, in key order (the order of locks),
    * and raises the consumption epoch of each organisation whose settled days it changes. The batch keeps its deltas:
-   * a transaction retried after a deadlock writes them again.
+   * a transaction retried after a deadlock writes them again. Locks: `balanceHeld`, the transaction locked a balance
+   * before (see BALANCE_FIRST_SHARDS); `balanceAfter`, it changes a balance after, and raises the epochs itself
+   * then (`raiseEpochs`).
    */
-  async write(db: Db, now = Date.now()): Promise<void> {
+  async write(db: Db, now = Date.now(), locks: { balanceHeld?: boolean; balanceAfter?: boolean } = {}): Promise<void> {
     const keyOf = (d: RollupDelta) => `${d.organisationId}|${d.channelId}|${d.day}|${d.status}|${d.mccMnc}|${d.priceKind}`;
     const rows = [...this.deltas.values()]
       .filter((d) => d.quantity !== 0 || d.messages !== 0 || d.amount !== 0)
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
-    const shard = rollupShard();
+    const shard = rollupShard(locks.balanceHeld);
     await insertRows(
       db,
       ROLLUP_COLUMNS,
@@ -107,7 +122,19 @@ export class RollupBatch {
         '"quantity" = consumption_rollups.quantity + excluded.quantity, "messages" = consumption_rollups.messages + excluded.messages, ' +
         '"amount" = consumption_rollups.amount + excluded.amount',
     );
-    const settled = [...new Set(rows.filter((d) => changesSettledDay(d.day, now)).map((d) => d.organisationId))].sort();
+    this.settled = [...new Set(rows.filter((d) => changesSettledDay(d.day, now)).map((d) => d.organisationId))].sort();
+    if (!locks.balanceAfter) await this.raiseEpochs(db);
+  }
+
+  /**
+   * Raises the consumption epoch of each organisation whose settled days the last `write` changed (telling every
+   * node), when it left them for later. An epoch is a row that every transaction changing that organisation's past
+   * days locks, some holding its balance already and some taking the balance after their rollups: raised after the
+   * balance in every transaction, the two never wait for each other in opposite orders.
+   */
+  async raiseEpochs(db: Db): Promise<void> {
+    const settled = this.settled;
+    this.settled = [];
     for (const organisationId of settled) await raiseConsumptionEpoch(db, organisationId);
   }
 }

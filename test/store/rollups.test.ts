@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, mock, test } from 'node:test';
 import { periodBreakdown, periodTotals } from '../../src/store/consumption.ts';
 import { inTransaction, type Store } from '../../src/store/db.ts';
-import { ROLLUP_SHARDS, RollupBatch } from '../../src/store/rollups.ts';
+import { applyCredits } from '../../src/store/ledger.ts';
+import { insertOrganisation, lockBalances } from '../../src/store/organisations.ts';
+import { BALANCE_FIRST_SHARDS, ROLLUP_SHARDS, RollupBatch } from '../../src/store/rollups.ts';
 import { forEachDialect } from '../support/server.ts';
 import { twoNodes } from '../support/stores.ts';
 
@@ -52,5 +54,54 @@ forEachDialect('consumption rollups in shards', (dialect) => {
       .map((r) => `${r.status} ${r.mccMnc} ${r.quantity} ${r.messages} ${r.amount}`)
       .sort();
     assert.deepEqual(byStatus, ['DELIVERED 20801 40 40 400', 'DELIVERED 20810 20 20 200', 'ENROUTE 20801 20 20 200', 'ENROUTE 20810 40 40 400']);
+  });
+  test('a transaction holding a balance and one taking it after its rollups never wait on the same rollup row', async (t) => {
+    // The two orders of the pipeline: an accept checking spending limits locks the payer's balance, then writes its
+    // rollups; a change of status with a refund writes its rollups, then credits the balance. Both on one key and
+    // the same draw of shard, on a settled day (each raises the organisation's consumption epoch): on shared rows each
+    // would wait for the other's lock (a deadlock, 40P01, after a second).
+    if (dialect === 'sqlite') return t.skip('SQLite: one writer at a time, no two transactions hold locks at once');
+    await insertOrganisation(a.db, {
+      id: 'org-lock', name: 'Lock order', parentId: null, balance: 1_000_000, currency: 'EUR', state: 'ACTIVE',
+      parentBilling: false, monthlyLimit: null, createdAt: 0, defaultCountry: null, timeZone: 'Europe/Paris',
+    });
+    const k = { ...key('ENROUTE', '20801'), organisationId: 'org-lock' };
+    mock.method(Math, 'random', () => 0);
+    t.after(() => mock.restoreAll());
+    let balanceLocked!: () => void;
+    const locked = new Promise<void>((r) => (balanceLocked = r));
+    let rollupsWritten!: () => void;
+    const written = new Promise<void>((r) => (rollupsWritten = r));
+    // Without the retry of inTransaction: a deadlock fails the test.
+    const balanceFirst = a.db.transaction().execute(async (trx) => {
+      await lockBalances(trx, 'postgres', ['org-lock']);
+      balanceLocked();
+      await written;
+      const batch = new RollupBatch();
+      batch.add(k, 1, 1, 10);
+      await batch.write(trx, Date.now(), { balanceHeld: true });
+    });
+    const rollupsFirst = b.db.transaction().execute(async (trx) => {
+      await locked;
+      const batch = new RollupBatch();
+      batch.move(k, 'UNDELIVERED', 1, 10);
+      batch.add({ ...k, status: 'UNDELIVERED' }, -1, 0, -10);
+      await batch.write(trx, Date.now(), { balanceAfter: true });
+      rollupsWritten();
+      await applyCredits(trx, 'org-lock', [{ amount: 10, kind: 'REFUND', at: Date.now() }]);
+      await batch.raiseEpochs(trx);
+    });
+    await Promise.all([balanceFirst, rollupsFirst]);
+    const rows = await a.db.selectFrom('consumption_rollups').select(['shard', 'status', 'messages']).where('organisation_id', '=', 'org-lock').orderBy('shard').orderBy('status').execute();
+    assert.deepEqual(rows, [
+      { shard: 0, status: 'ENROUTE', messages: -1 },
+      { shard: 0, status: 'UNDELIVERED', messages: 1 },
+      { shard: ROLLUP_SHARDS, status: 'ENROUTE', messages: 1 },
+    ]);
+    assert.ok(rows.every((r) => r.shard < ROLLUP_SHARDS + BALANCE_FIRST_SHARDS));
+    const epoch = await a.db.selectFrom('consumption_epochs').select('epoch').where('organisation_id', '=', 'org-lock').executeTakeFirstOrThrow();
+    assert.equal(Number(epoch.epoch), 2);
+    const balance = await a.db.selectFrom('organisations').select('balance').where('id', '=', 'org-lock').executeTakeFirstOrThrow();
+    assert.equal(Number(balance.balance), 1_000_010);
   });
 });

@@ -134,7 +134,7 @@ export class LookupService {
           fail('INSUFFICIENT_FUNDS', `${what} ${toEuros(total)} EUR, more than the balance of ${whose} (${payer}); nothing was charged`);
         }
       }
-      await rollups.write(trx, now);
+      await rollups.write(trx, now, { balanceHeld: total > 0 });
     });
   }
 

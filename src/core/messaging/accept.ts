@@ -247,7 +247,7 @@ export async function acceptBatch(
     // Messages handed to this node's dispatcher need nobody woken; the others are claimed by any node.
     if (dispatch.some((d) => d.lease === undefined)) await dispatchQueue.wake(db);
   }
-  await rollups.write(db);
+  await rollups.write(db, now, lockFirst ? { balanceHeld: true } : { balanceAfter: true });
   for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
   await consumers.run(db, events, new Map(rows.map((r) => [r.id, r])));
   if (!lockFirst) {
@@ -270,6 +270,7 @@ export async function acceptBatch(
     }
     await insertLedgerRows(db, ledger);
   }
+  await rollups.raiseEpochs(db);
   return rows;
 }
 

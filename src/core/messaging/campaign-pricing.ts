@@ -52,7 +52,7 @@ export async function applyBodyChange(
   if (more > 0) await checkSpending(db, dialect, channel, credits, more, now);
   for (const payer of [...credits.keys()].sort()) await applyCredits(db, payer, credits.get(payer)!);
   await writeMessageBodies(db, writes);
-  await rollups.write(db);
+  await rollups.write(db, now, { balanceHeld: true });
 }
 
 async function checkSpending(

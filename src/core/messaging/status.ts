@@ -92,10 +92,11 @@ export async function applyStatusChanges(
   if (touched.size === 0) return { applied: [], ignored };
 
   await writeStatuses(db, [...touched.values()]);
-  // The rollups before the balances, in the order the accepts take them (their debits come last): a refund holding a
+  // The rollups before the balances, in the order most accepts take them (their debits come last): a refund holding a
   // payer's balance while it waits for a rollup row an accept holds, the accept waiting for that balance, was a
-  // deadlock PostgreSQL resolved after a second.
-  await rollups.write(db);
+  // deadlock PostgreSQL resolved after a second. Those that lock the balance first write rollup rows of their own
+  // (BALANCE_FIRST_SHARDS).
+  await rollups.write(db, Date.now(), { balanceAfter: true });
   // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
   // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
   const byPayer = new Map<string, typeof refunds>();
@@ -114,6 +115,8 @@ export async function applyStatusChanges(
       })),
     );
   }
+  // The consumption epochs after the balances, as every transaction takes them (see RollupBatch.raiseEpochs).
+  await rollups.raiseEpochs(db);
   await insertEvents(db, events);
   await consumers.run(db, events, touched);
   return { applied: [...touched.values()], ignored };
