@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runByList, runCached, valuesTable } from './batch-sql.ts';
 import { type Db, inTransaction, type Store } from './db.ts';
+import { lockMessageIds } from './messages.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
 
@@ -52,11 +53,14 @@ const QUEUED_COLUMNS = columnsOf<Omit<DispatchQueueTable, 'waiting_on' | 'previo
  * still held (their final statuses are written there, so a crash cannot leave a message off the queue and not final).
  */
 export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes, also?: (trx: Db, held: Set<string>) => Promise<void>): Promise<Set<string>> {
-  // Placements are written in id order, the order a change of status locks its messages in (lockMessages).
-  const submitted = [...o.submitted].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const done = [...o.done, ...o.submitted.map((s) => s.id)];
   return inTransaction(store, async (trx) => {
-    for (let i = 0; i < submitted.length; i += CHUNK) {
-      const chunk = submitted.slice(i, i + CHUNK);
+    // The pass's messages locked first, in id order, the order a change of status locks its messages in
+    // (lockMessages): the placements' update takes its rows in the order its join reads them (on PostgreSQL a hash
+    // join reads the table as stored, which updates reorder), and the final statuses written after it lock more.
+    await lockMessageIds(trx, store.dialect, done);
+    for (let i = 0; i < o.submitted.length; i += CHUNK) {
+      const chunk = o.submitted.slice(i, i + CHUNK);
       const values: unknown[] = [];
       for (const s of chunk) values.push(s.id, s.upstreamId, s.connector, s.route);
       await runCached(
@@ -80,7 +84,6 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
         .where('lease_until', '=', claim.leaseUntil)
         .execute();
     }
-    const done = [...o.done, ...o.submitted.map((s) => s.id)];
     const gone = await runByList<{ message_id: string }>(
       trx,
       { name: 'dequeue held', column: '"message_id"', chunk: CHUNK, leading: [claim.claimant, claim.leaseUntil] },

@@ -72,6 +72,21 @@ export function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<M
   );
 }
 
+/**
+ * Locks messages until the transaction ends (PostgreSQL), in id order, without reading them: for a transaction that
+ * updates them by a join — which takes their locks in whatever order its plan reads the rows — and may lock more of
+ * them later (lockMessages).
+ */
+export async function lockMessageIds(db: Db, dialect: Dialect, ids: string[]): Promise<void> {
+  if (dialect !== 'postgres' || ids.length === 0) return;
+  await runByList(
+    db,
+    { name: 'lock message ids', column: '"id"', chunk: 500, unread: true },
+    [...new Set(ids)].sort(),
+    (_pg, idAmong) => `select "id" from "messages" where ${idAmong} order by "id" for no key update`,
+  );
+}
+
 /** Writes the status fields (and charge and extra) of changed messages, one statement per 200. */
 export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) {

@@ -10,8 +10,8 @@ import { openStore, type Store } from '../../src/store/db.ts';
 
 const PG_URL = process.env.TERN_TEST_DATABASE_URL;
 
-/** Two stores on one fresh database, as two nodes would open it. */
-export async function twoNodes(dialect: 'sqlite' | 'postgres'): Promise<{ a: Store; b: Store; cleanup(): Promise<void> }> {
+/** Two stores on one fresh database, as two nodes would open it; `pgOptions`: settings of their PostgreSQL sessions. */
+export async function twoNodes(dialect: 'sqlite' | 'postgres', pgOptions?: string): Promise<{ a: Store; b: Store; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'tern-queue-'));
     const url = `sqlite:${join(dir, 'tern.db')}`;
@@ -23,6 +23,7 @@ export async function twoNodes(dialect: 'sqlite' | 'postgres'): Promise<{ a: Sto
   const u = new URL(PG_URL!);
   u.searchParams.set('schema', schema);
   u.searchParams.set('pool', '3');
+  if (pgOptions) u.searchParams.set('options', pgOptions);
   const a = await openStore(u.toString(), 'node-a');
   const b = await openStore(u.toString(), 'node-b');
   return {
