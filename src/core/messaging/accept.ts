@@ -120,7 +120,10 @@ export async function acceptBatch(
   const limited = batch.some((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null) || [...orgs.values()].some((o) => o.monthlyLimit !== null);
   // Shared charges (an RCS conversation's) are locked after the balances on the other path: same order here.
   const sharedCharges = batch.some((p) => p.sharedCharge !== undefined);
-  const lockFirst = dialect === 'sqlite' || lockBalancesFirst || limited || sharedCharges;
+  // A message added to a campaign counts itself in the campaign's row (its afterInsert), which a change of the
+  // campaign locks after the payer's balance: the balance first here too.
+  const countsInCampaign = batch.some((p) => p.row.campaign_id !== null && p.afterInsert !== undefined);
+  const lockFirst = dialect === 'sqlite' || lockBalancesFirst || limited || sharedCharges || countsInCampaign;
   const balances = lockFirst ? await lockBalances(db, dialect, payerIds) : balancesNow;
   const sharedPaid = await lockSharedCharges(db, batch);
   const spent = new Map<string, number>();
