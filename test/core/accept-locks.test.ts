@@ -1,34 +1,26 @@
 // The accept transaction on PostgreSQL takes a payer's balance and the rows it shares with other transactions in the
 // order those take them, so none waits on another in a cycle (a deadlock, resolved by PostgreSQL after a second).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
+import { test } from 'node:test';
 import { EventConsumers } from '../../src/core/events.ts';
 import { uuidv7 } from '../../src/core/domain/ids.ts';
 import { acceptBatch, type PreparedMessage } from '../../src/core/messaging/accept.ts';
 import { outboundMessageRow } from '../../src/core/messaging/message-row.ts';
 import { countMessageIn, insertCampaign } from '../../src/store/campaigns.ts';
 import type { Channel } from '../../src/store/channels.ts';
-import { inTransaction, type Store } from '../../src/store/db.ts';
+import { inTransaction } from '../../src/store/db.ts';
 import { insertOrganisation, lockBalances } from '../../src/store/organisations.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../src/store/queue.ts';
+import { holdLocks, rowIsFree, someoneWaitsForALock } from '../support/row-locks.ts';
 import { forEachDialect } from '../support/server.ts';
-import { twoNodes } from '../support/stores.ts';
-import { eventually } from '../support/wait.ts';
+import { twoNodesForSuite } from '../support/stores.ts';
 
 forEachDialect('accept lock order', (dialect) => {
-  let a: Store;
-  let b: Store;
-  let cleanup: () => Promise<void>;
-  before(async () => ({ a, b, cleanup } = await twoNodes(dialect)));
-  after(async () => {
-    await a.close();
-    await b.close();
-    await cleanup();
-  });
+  const nodes = twoNodesForSuite(dialect);
 
   test('a message added to a campaign takes the balance before the campaign, as a change of the campaign does', async (t) => {
     if (dialect === 'sqlite') return t.skip('SQLite: one writer at a time, no two transactions hold locks at once');
+    const { a, b } = nodes;
     const now = Date.now();
     await insertOrganisation(a.db, {
       id: 'org-c', name: 'Campaigns', parentId: null, balance: 1_000_000, currency: 'EUR', state: 'ACTIVE',
@@ -47,33 +39,12 @@ forEachDialect('accept lock order', (dialect) => {
     };
 
     // A change of the campaign with money holds the payer's balance (it locks the campaign next).
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let holding!: () => void;
-    const held = new Promise<void>((r) => (holding = r));
-    const change = b.db.transaction().execute(async (trx) => {
-      await lockBalances(trx, 'postgres', ['org-c']);
-      holding();
-      await released;
-    });
-    await held;
+    const change = await holdLocks(b, (trx) => lockBalances(trx, 'postgres', ['org-c']));
     const accept = inTransaction(a, (trx) => acceptBatch(trx, 'postgres', [added], new EventConsumers(), new LeasedQueue(a, DISPATCH_QUEUE), now));
-    await eventually(async () => {
-      const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(b.db);
-      return waiting.rows[0]!.n === 1;
-    }, 10_000, 'the accept to wait for the balance');
+    await someoneWaitsForALock(b, 'the accept to wait for the balance');
     // The accept waits for the balance: it must not hold the campaign meanwhile (the change would wait for it next).
-    const campaignFree = await b.db.transaction().execute(async (trx) => {
-      try {
-        await sql`select id from campaigns where id = 'camp-1' for no key update nowait`.execute(trx);
-        return true;
-      } catch (err) {
-        if ((err as { code?: string }).code === '55P03') return false;
-        throw err;
-      }
-    });
-    release();
-    await change;
+    const campaignFree = await rowIsFree(b, 'campaigns', 'camp-1');
+    await change.release();
     const [accepted] = await accept;
     assert.equal(campaignFree, true, 'the accept locked the campaign while it waited for the balance');
     assert.equal(accepted!.status, 'SCHEDULED');

@@ -2,32 +2,23 @@
 // them in: on PostgreSQL the placements' update takes its rows in the order its join reads them, and two
 // transactions taking the same messages in opposite orders deadlock (seen in the benchmarks' server log).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
+import { test } from 'node:test';
 import { uuidv7 } from '../../src/core/domain/ids.ts';
 import { outboundMessageRow } from '../../src/core/messaging/message-row.ts';
 import type { Channel } from '../../src/store/channels.ts';
-import type { Store } from '../../src/store/db.ts';
 import { recordDispatch } from '../../src/store/dispatch.ts';
 import { insertMessages, lockMessages } from '../../src/store/messages.ts';
+import { holdLocks, rowIsFree, someoneWaitsForALock } from '../support/row-locks.ts';
 import { forEachDialect } from '../support/server.ts';
-import { twoNodes } from '../support/stores.ts';
-import { eventually } from '../support/wait.ts';
+import { twoNodesForSuite } from '../support/stores.ts';
 
 forEachDialect('dispatch record lock order', (dialect) => {
-  let a: Store;
-  let b: Store;
-  let cleanup: () => Promise<void>;
   // Hash joins, which read the messages as stored rather than in the order of the ids given.
-  before(async () => ({ a, b, cleanup } = await twoNodes(dialect, '-c enable_nestloop=off -c enable_mergejoin=off')));
-  after(async () => {
-    await a.close();
-    await b.close();
-    await cleanup();
-  });
+  const nodes = twoNodesForSuite(dialect, '-c enable_nestloop=off -c enable_mergejoin=off');
 
   test('placements lock their messages in id order, whatever order the update reads them in', async (t) => {
     if (dialect === 'sqlite') return t.skip('SQLite: one writer at a time, no two transactions hold locks at once');
+    const { a, b } = nodes;
     const now = Date.now();
     const [first, second] = [uuidv7(now), uuidv7(now)].sort();
     const channel = { id: 'ch-lock', organisationId: 'org-lock' } as Channel;
@@ -42,35 +33,14 @@ forEachDialect('dispatch record lock order', (dialect) => {
     await insertMessages(a.db, [row(first!)]);
 
     // A change of status holds the first message (it locks them in id order; the second would come next).
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let holding!: () => void;
-    const held = new Promise<void>((r) => (holding = r));
-    const statusChange = b.db.transaction().execute(async (trx) => {
-      await lockMessages(trx, 'postgres', [first!]);
-      holding();
-      await released;
-    });
-    await held;
+    const statusChange = await holdLocks(b, (trx) => lockMessages(trx, 'postgres', [first!]));
     const placed = (id: string) => ({ id, upstreamId: `up-${id}`, connector: 'sim', route: 'r', parts: 1, cost: 0, charged: 0, day: '2026-11-28' });
     const record = recordDispatch(a, { claimant: 'node-a', leaseUntil: now + 60_000 }, { submitted: [placed(second!), placed(first!)], retries: [], done: [] });
-    await eventually(async () => {
-      const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(b.db);
-      return waiting.rows[0]!.n === 1;
-    }, 10_000, 'the record to wait for the first message');
+    await someoneWaitsForALock(b, 'the record to wait for the first message');
     // The record waits for the first message: it must not hold the second meanwhile (the change of status would
     // wait for it next, while the record waits for the first: a deadlock).
-    const secondFree = await b.db.transaction().execute(async (trx) => {
-      try {
-        await sql`select id from messages where id = ${second!} for no key update nowait`.execute(trx);
-        return true;
-      } catch (err) {
-        if ((err as { code?: string }).code === '55P03') return false;
-        throw err;
-      }
-    });
-    release();
-    await statusChange;
+    const secondFree = await rowIsFree(b, 'messages', second!);
+    await statusChange.release();
     await record;
     assert.equal(secondFree, true, 'the record locked the second message while it waited for the first');
     const rows = await a.db.selectFrom('messages').select(['id', 'upstream_id']).orderBy('id').execute();
