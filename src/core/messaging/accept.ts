@@ -121,7 +121,8 @@ export async function acceptBatch(
   // Shared charges (an RCS conversation's) are locked after the balances on the other path: same order here.
   const sharedCharges = batch.some((p) => p.sharedCharge !== undefined);
   // A message added to a campaign counts itself in the campaign's row (its afterInsert), which a change of the
-  // campaign locks after the payer's balance: the balance first here too.
+  // campaign locks after the payer's balance: the balance first here too. (RCS and voice messages of a campaign,
+  // whose afterInsert writes their conversation or audio, take this path as well: slower, never wrong.)
   const countsInCampaign = batch.some((p) => p.row.campaign_id !== null && p.afterInsert !== undefined);
   const lockFirst = dialect === 'sqlite' || lockBalancesFirst || limited || sharedCharges || countsInCampaign;
   const balances = lockFirst ? await lockBalances(db, dialect, payerIds) : balancesNow;
