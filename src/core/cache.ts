@@ -101,8 +101,7 @@ export class Cache<K, V> {
    * while it loaded; a caller arriving after the clear starts a load of its own.
    */
   load(key: K, loader: () => Promise<V>, now?: number): Promise<V> {
-    const entry = this.#entries.get(key);
-    if (entry && (entry.expiresAt === Number.POSITIVE_INFINITY || entry.expiresAt > (now ?? Date.now()))) return Promise.resolve(this.get(key, now) as V);
+    if (this.has(key, now)) return Promise.resolve(this.get(key, now) as V);
     const loading = this.#loading.get(key);
     if (loading && loading.generation === this.#generation) return loading.promise;
     const generation = this.#generation;
@@ -128,8 +127,7 @@ export class Cache<K, V> {
    * only one until it ends: waiting for that load inside the transaction would wait for itself.
    */
   loadApart(key: K, loader: () => Promise<V>, now?: number): Promise<V> {
-    const entry = this.#entries.get(key);
-    if (entry && (entry.expiresAt === Number.POSITIVE_INFINITY || entry.expiresAt > (now ?? Date.now()))) return Promise.resolve(this.get(key, now) as V);
+    if (this.has(key, now)) return Promise.resolve(this.get(key, now) as V);
     const generation = this.#generation;
     return loader().then((value) => {
       if (!this.has(key)) this.setUnlessCleared(generation, key, value, now);
