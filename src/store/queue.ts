@@ -105,6 +105,34 @@ export class LeasedQueue<Row> {
     return { rows, nextDue: rows.length >= opts.limit ? opts.now : nextDue };
   }
 
+  /**
+   * Claims like `claim`, from the rows whose `column` is one of `groups` (null: rows without one), picking from each
+   * group on its own — its oldest due rows, at most `limit` — and then the oldest `limit` of those. Through `index`,
+   * on (`column`, due), each pick reads its own group's rows only, never past the rows due to groups left out.
+   */
+  async claimFromGroups(opts: ClaimOptions & { column: string; groups: ReadonlyArray<string | null>; index: string }): Promise<Row[]> {
+    if (opts.groups.length === 0) return [];
+    const { table, assignments, free } = this.claiming(opts);
+    const d = this.definition;
+    const due = sql.ref(d.due);
+    const column = sql.ref(opts.column);
+    const postgres = this.store.dialect === 'postgres';
+    const lock = postgres ? sql` for update skip locked` : sql``;
+    // Left to itself, SQLite would rather take an index that orders by the due column alone, and PostgreSQL too for the
+    // group without a value (null): SQLite is told the index, PostgreSQL is asked for its order.
+    const from = postgres ? table : sql`${table} indexed by ${sql.raw(opts.index)}`;
+    const picks = opts.groups.map(
+      (g, i) => sql`select * from (select ${this.keyList}, ${due} from ${from}
+        where ${g === null ? sql`${column} is null` : sql`${column} = ${g}`} and ${due} <= ${opts.now} and ${free}
+        order by ${column}, ${due} limit ${opts.limit}${lock}) as ${sql.raw(`g${i}`)}`,
+    );
+    const res = await sql<Row>`
+      update ${table} set ${assignments}
+      where (${this.keyList}) in (select ${this.keyList} from (${sql.join(picks, sql` union all `)}) as picked order by ${due} limit ${opts.limit})
+      returning *`.execute(this.store.db);
+    return res.rows;
+  }
+
   /** The parts of a claim: the rows it picks (keys, unlocked), what makes a row free, and what claiming one sets. */
   private claiming(opts: ClaimOptions): { table: RawBuilder<unknown>; assignments: RawBuilder<unknown>; picked: RawBuilder<unknown>; free: RawBuilder<unknown> } {
     const d = this.definition;

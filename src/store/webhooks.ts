@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
 import { originOf } from '../core/domain/urls.ts';
 import { columnsOf, insertRows, onPostgres, rowValues, runCached, runByList, valuesTable } from './batch-sql.ts';
-import { type Db, inTransaction, type Store } from './db.ts';
+import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
 /** Webhook deliveries (one per event and destination) and the attempts made at each. */
@@ -84,10 +84,50 @@ export async function deferDeliveries(db: Db, ids: string[], until: number): Pro
   await db.updateTable('webhook_deliveries').set({ next_attempt_at: until, lease_until: null }).where('id', 'in', ids).execute();
 }
 
-/** A claim condition: deliveries to none of `origins` (those written before origins were recorded count as none). */
-export function notToOrigins(origins: readonly string[]): RawBuilder<unknown> {
-  return sql`(origin is null or origin not in (${sql.join(origins.map((o) => sql`${o}`))}))`;
+/** Pending deliveries by (origin, due): migration 034. */
+export const PENDING_ORIGIN_INDEX = 'webhook_deliveries_pending_origin';
+
+export interface PendingOrigin {
+  /** null: deliveries written before origins were recorded. */
+  origin: string | null;
+  /** The earliest delivery due now and not leased (null: none); one held back behind an earlier one of its message counts. */
+  dueNow: number | null;
+  /** The earliest not leased due after `now` (null: none). */
+  dueLater: number | null;
 }
+
+/**
+ * The origins with deliveries pending, but `skip`, and when their deliveries not leased fall due: two looks per
+ * origin through the pending-origin index, found one after the other (each the next origin after the last), so the
+ * cost is the number of origins, not of deliveries.
+ */
+export async function pendingOrigins(db: Db, dialect: Dialect, now: number, skip: readonly string[]): Promise<PendingOrigin[]> {
+  // The looks go by the pending-origin index, every pending delivery of the origin in due order. Left to itself, SQLite
+  // would take the (state, due) index for the state, and PostgreSQL for the deliveries without an origin, and read
+  // every pending delivery: SQLite is told, PostgreSQL is asked for the index's own order.
+  const byOrigin = sql.raw(dialect === 'sqlite' ? `webhook_deliveries as d indexed by ${PENDING_ORIGIN_INDEX}` : 'webhook_deliveries as d');
+  const next = (origin: RawBuilder<unknown>) => sql`(select origin from ${byOrigin} where state = 'PENDING' and origin > ${origin} order by origin limit 1)`;
+  const first = (same: RawBuilder<unknown>, due: RawBuilder<unknown>) =>
+    sql`(select next_attempt_at from ${byOrigin} where d.state = 'PENDING' and ${same} and ${due}
+         and (d.lease_until is null or d.lease_until < ${now}) order by d.origin, d.next_attempt_at limit 1)`;
+  const looks = (same: RawBuilder<unknown>) =>
+    sql`${first(same, sql`d.next_attempt_at <= ${now}`)} as due_now, ${first(same, sql`d.next_attempt_at > ${now}`)} as due_later`;
+  const skipped = skip.length > 0 ? sql` and o.origin not in (${sql.join(skip.map((s) => sql`${s}`))})` : sql``;
+  const res = await sql<{ origin: string | null; due_now: number | string | null; due_later: number | string | null }>`
+    with recursive origins(origin) as (
+      select (select origin from ${byOrigin} where state = 'PENDING' and origin is not null order by origin limit 1)
+      union all
+      select ${next(sql`origins.origin`)} from origins where origins.origin is not null
+    )
+    select o.origin, ${looks(sql`d.origin = o.origin`)} from origins o where o.origin is not null${skipped}
+    union all
+    select null, ${looks(sql`d.origin is null`)}`.execute(db);
+  const at = (v: number | string | null) => (v === null ? null : Number(v));
+  return res.rows
+    .map((r) => ({ origin: r.origin, dueNow: at(r.due_now), dueLater: at(r.due_later) }))
+    .filter((o) => o.origin !== null || o.dueNow !== null || o.dueLater !== null);
+}
+
 
 /**
  * Extends the lease of deliveries still held by their sender: pending and leased until `leased` (the claim's lease,

@@ -12,7 +12,8 @@ import {
   deferDeliveries,
   insertDeliveries,
   messagesWithPendingDeliveries,
-  notToOrigins,
+  PENDING_ORIGIN_INDEX,
+  pendingOrigins,
   recordAttempts,
   renewDeliveryLeases,
   type WebhookDeliveryRow,
@@ -63,6 +64,9 @@ export interface WebhookHandoff {
  * so an event is never lost between its commit and its delivery. The body is the message object as it is at that
  * moment (what GET answers), rendered once.
  */
+/** The most origins a claim that skips some takes deliveries of (each is a look of its own in the claim). */
+const CLAIM_ORIGINS = 50;
+
 export class WebhookOutbox {
   private readonly formatters: WebhookFormatter[] = [];
   readonly queue: LeasedQueue<WebhookDeliveryRow>;
@@ -96,13 +100,26 @@ export class WebhookOutbox {
    * Deliveries due now, reserved for `leaseMs` to the sender that claims them; none for the origins in `skipOrigins`
    * (their sender's queue for them is full).
    */
-  claim(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<WebhookDeliveryRow[]> {
-    return this.queue.claim({ now, limit, leaseMs, ...(skipOrigins.length > 0 && { where: notToOrigins(skipOrigins) }) });
+  async claim(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<WebhookDeliveryRow[]> {
+    return (await this.claimWithNextDue(now, limit, leaseMs, skipOrigins)).rows;
   }
 
-  /** `claim`, and when the next delivery left (those to `skipOrigins` aside) falls due, in one look. */
-  claimWithNextDue(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<{ rows: WebhookDeliveryRow[]; nextDue: number | null }> {
-    return this.queue.claimWithNextDue({ now, limit, leaseMs, ...(skipOrigins.length > 0 && { where: notToOrigins(skipOrigins) }) });
+  /**
+   * `claim`, and when the next delivery left (those to `skipOrigins` aside) falls due. With origins to skip, the
+   * deliveries are claimed origin by origin (the earliest due first, up to `CLAIM_ORIGINS` of them), so a skipped
+   * origin's backlog, however long, is not read.
+   */
+  async claimWithNextDue(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<{ rows: WebhookDeliveryRow[]; nextDue: number | null }> {
+    if (skipOrigins.length === 0) return this.queue.claimWithNextDue({ now, limit, leaseMs });
+    const origins = await pendingOrigins(this.store.db, this.store.dialect, now, skipOrigins);
+    const due = origins.filter((o) => o.dueNow !== null).sort((a, b) => a.dueNow! - b.dueNow!);
+    const groups = due.slice(0, CLAIM_ORIGINS).map((o) => o.origin);
+    const rows = await this.queue.claimFromGroups({ now, limit, leaseMs, column: 'origin', groups, index: PENDING_ORIGIN_INDEX });
+    // More due than claimed: look again now. Else the next due later (deliveries due now but held back behind an
+    // earlier one of their message are claimed once it ends, which wakes the sender).
+    if (rows.length >= limit || due.length > groups.length) return { rows, nextDue: now };
+    const later = origins.map((o) => o.dueLater).filter((d): d is number => d !== null);
+    return { rows, nextDue: later.length > 0 ? Math.min(...later) : null };
   }
 
   /** Hands claimed deliveries back untried, for `until` (their destination is busy). */

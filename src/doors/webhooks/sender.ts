@@ -34,9 +34,9 @@ const SETTLE_LINGER_MS = 20;
 /** Deliveries written within this long of each other are claimed together. */
 const CLAIM_LINGER_MS = 5;
 /**
- * While an origin holds its share here, a claim leaves its deliveries out and so reads past that origin's whole
- * backlog (no index serves `origin not in (…)`): such claims, for new deliveries to other origins, run at most this
- * often instead of after every write (3-4 ms each with 20,000 waiting, 30 a second).
+ * While an origin holds its share here, its new deliveries are written for a claim, which leaves them out: such claims
+ * run at most this often instead of after every write of the busy origin (each takes a few looks per origin with
+ * deliveries pending, whatever the backlog, and would take nothing).
  */
 const BUSY_CLAIM_INTERVAL_MS = 250;
 

@@ -26,6 +26,7 @@ import * as scheduledMessages from './030-scheduled-messages.ts';
 import * as consumptionEpochs from './031-consumption-epochs.ts';
 import * as webhookPendingMessage from './032-webhook-pending-message.ts';
 import * as smppCredentialWindow from './033-smpp-credential-window.ts';
+import * as webhookPendingOrigin from './034-webhook-pending-origin.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '031-consumption-epochs': consumptionEpochs,
   '032-webhook-pending-message': webhookPendingMessage,
   '033-smpp-credential-window': smppCredentialWindow,
+  '034-webhook-pending-origin': webhookPendingOrigin,
 };
