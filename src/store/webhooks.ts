@@ -103,8 +103,8 @@ export interface PendingOrigin {
  */
 export async function pendingOrigins(db: Db, dialect: Dialect, now: number, skip: readonly string[]): Promise<PendingOrigin[]> {
   // The looks go by the pending-origin index, every pending delivery of the origin in due order. Left to itself, SQLite
-  // would take the (state, due) index for the state, and PostgreSQL for the deliveries without an origin, and read
-  // every pending delivery: SQLite is told, PostgreSQL is asked for the index's own order.
+  // would take the pending due index, and PostgreSQL too for the deliveries without an origin, and read every pending
+  // delivery: SQLite is told, PostgreSQL is asked for the index's own order.
   const byOrigin = sql.raw(dialect === 'sqlite' ? `webhook_deliveries as d indexed by ${PENDING_ORIGIN_INDEX}` : 'webhook_deliveries as d');
   const next = (origin: RawBuilder<unknown>) => sql`(select origin from ${byOrigin} where state = 'PENDING' and origin > ${origin} order by origin limit 1)`;
   const first = (same: RawBuilder<unknown>, due: RawBuilder<unknown>) =>

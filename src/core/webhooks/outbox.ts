@@ -59,14 +59,14 @@ export interface WebhookHandoff {
   release(origins: string[]): void;
 }
 
+/** The most origins a claim that skips some takes deliveries of (each is a look of its own in the claim). */
+const CLAIM_ORIGINS = 50;
+
 /**
  * Writes a webhook delivery for every event that has somewhere to go, in the transaction that created the event,
  * so an event is never lost between its commit and its delivery. The body is the message object as it is at that
  * moment (what GET answers), rendered once.
  */
-/** The most origins a claim that skips some takes deliveries of (each is a look of its own in the claim). */
-const CLAIM_ORIGINS = 50;
-
 export class WebhookOutbox {
   private readonly formatters: WebhookFormatter[] = [];
   readonly queue: LeasedQueue<WebhookDeliveryRow>;

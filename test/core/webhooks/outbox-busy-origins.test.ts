@@ -22,7 +22,7 @@ let n = 0;
 function delivery(origin: string | null, due: number, over: Partial<WebhookDeliveryRow> = {}): WebhookDeliveryRow {
   const i = ++n;
   return {
-    id: uuidv7(due),
+    id: `msg_${uuidv7(due).replace(/-/g, '')}`,
     event_id: `ev-${i}`,
     message_id: `msg-${i}`,
     organisation_id: 'org-1',
