@@ -97,37 +97,53 @@ export interface PendingOrigin {
 }
 
 /**
- * The origins with deliveries pending, but `skip`, and when their deliveries not leased fall due: two looks per
- * origin through the pending-origin index, found one after the other (each the next origin after the last), so the
- * cost is the number of origins, not of deliveries.
+ * Origins with deliveries pending, in the index's order, at most `max` of them after `after` (null: from the first),
+ * and when their deliveries not leased fall due, but for those in `skip`: each origin found from the last (the next
+ * one after it in the pending-origin index), then two looks at its deliveries, so the cost is the number of origins
+ * looked at, not of deliveries. `last`: the last origin looked at when there may be more after it, else null.
  */
-export async function pendingOrigins(db: Db, dialect: Dialect, now: number, skip: readonly string[]): Promise<PendingOrigin[]> {
+export async function pendingOrigins(
+  db: Db,
+  dialect: Dialect,
+  now: number,
+  skip: readonly string[],
+  window: { after: string | null; max: number },
+): Promise<{ origins: PendingOrigin[]; last: string | null }> {
   // The looks go by the pending-origin index, every pending delivery of the origin in due order. Left to itself, SQLite
   // would take the pending due index, and PostgreSQL too for the deliveries without an origin, and read every pending
   // delivery: SQLite is told, PostgreSQL is asked for the index's own order.
   const byOrigin = sql.raw(dialect === 'sqlite' ? `webhook_deliveries as d indexed by ${PENDING_ORIGIN_INDEX}` : 'webhook_deliveries as d');
   const next = (origin: RawBuilder<unknown>) => sql`(select origin from ${byOrigin} where state = 'PENDING' and origin > ${origin} order by origin limit 1)`;
+  const start =
+    window.after === null ? sql`(select origin from ${byOrigin} where state = 'PENDING' and origin is not null order by origin limit 1)` : next(sql`${window.after}`);
   const first = (same: RawBuilder<unknown>, due: RawBuilder<unknown>) =>
     sql`(select next_attempt_at from ${byOrigin} where d.state = 'PENDING' and ${same} and ${due}
          and (d.lease_until is null or d.lease_until < ${now}) order by d.origin, d.next_attempt_at limit 1)`;
-  const looks = (same: RawBuilder<unknown>) =>
-    sql`${first(same, sql`d.next_attempt_at <= ${now}`)} as due_now, ${first(same, sql`d.next_attempt_at > ${now}`)} as due_later`;
-  const skipped = skip.length > 0 ? sql` and o.origin not in (${sql.join(skip.map((s) => sql`${s}`))})` : sql``;
-  const res = await sql<{ origin: string | null; due_now: number | string | null; due_later: number | string | null }>`
-    with recursive origins(origin) as (
-      select (select origin from ${byOrigin} where state = 'PENDING' and origin is not null order by origin limit 1)
+  const skipped = skip.length > 0 ? sql`o.origin in (${sql.join(skip.map((s) => sql`${s}`))})` : sql`1 = 0`;
+  const unlessSkipped = (look: RawBuilder<unknown>) => sql`case when ${skipped} then null else ${look} end`;
+  const same = sql`d.origin = o.origin`;
+  const withoutOrigin = sql`d.origin is null`;
+  const res = await sql<{ origin: string | null; n: number | string | null; due_now: number | string | null; due_later: number | string | null }>`
+    with recursive origins(origin, n) as (
+      select ${start}, 1
       union all
-      select ${next(sql`origins.origin`)} from origins where origins.origin is not null
+      select ${next(sql`origins.origin`)}, origins.n + 1 from origins where origins.origin is not null and origins.n < ${window.max}
     )
-    select o.origin, ${looks(sql`d.origin = o.origin`)} from origins o where o.origin is not null${skipped}
+    select o.origin, o.n, ${unlessSkipped(first(same, sql`d.next_attempt_at <= ${now}`))} as due_now,
+      ${unlessSkipped(first(same, sql`d.next_attempt_at > ${now}`))} as due_later
+    from origins o where o.origin is not null
     union all
-    select null, ${looks(sql`d.origin is null`)}`.execute(db);
+    select null, null, ${first(withoutOrigin, sql`d.next_attempt_at <= ${now}`)}, ${first(withoutOrigin, sql`d.next_attempt_at > ${now}`)}`.execute(db);
   const at = (v: number | string | null) => (v === null ? null : Number(v));
-  return res.rows
-    .map((r) => ({ origin: r.origin, dueNow: at(r.due_now), dueLater: at(r.due_later) }))
-    .filter((o) => o.origin !== null || o.dueNow !== null || o.dueLater !== null);
+  // The last origin by the walk's count: the database's order of text is its own (a collation), not JavaScript's.
+  let last: { origin: string; n: number } | null = null;
+  for (const r of res.rows) if (r.origin !== null && (last === null || Number(r.n) > last.n)) last = { origin: r.origin, n: Number(r.n) };
+  const skipping = new Set(skip);
+  const origins = res.rows
+    .filter((r) => (r.origin === null ? r.due_now !== null || r.due_later !== null : !skipping.has(r.origin)))
+    .map((r) => ({ origin: r.origin, dueNow: at(r.due_now), dueLater: at(r.due_later) }));
+  return { origins, last: last !== null && last.n >= window.max ? last.origin : null };
 }
-
 
 /**
  * Extends the lease of deliveries still held by their sender: pending and leased until `leased` (the claim's lease,

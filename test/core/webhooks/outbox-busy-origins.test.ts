@@ -93,6 +93,24 @@ forEachDialect('webhook outbox: claims that leave a busy origin out', (dialect) 
     assert.deepEqual(claimed, origins, 'every origin’s delivery, oldest first, over passes');
   });
 
+  it('with more origins pending than a claim looks at, claims look at the next ones each time, and come back soon for them', async () => {
+    const store = nodes.b;
+    const t = Date.now();
+    // Origins with deliveries pending but none due (retries), then origins with one due: the first claim looks at the
+    // first 500 origins alone, none of which has anything due.
+    const waiting = Array.from({ length: 520 }, (_, i) => delivery(`http://a${String(i).padStart(4, '0')}.test`, t + 600_000));
+    const due = Array.from({ length: 30 }, (_, i) => delivery(`http://b${String(i).padStart(4, '0')}.test`, t - 1_000 + i));
+    await store.db.transaction().execute((tx) => insertDeliveries(tx, [...waiting, ...due]));
+    const outbox = outboxOn(store);
+    const first = await outbox.claimWithNextDue(t, 100, 60_000, [BUSY]);
+    assert.deepEqual(first.rows, []);
+    assert.ok(first.nextDue !== null && first.nextDue <= t + 250, 'it comes back soon for the origins it did not look at');
+    const second = await outbox.claimWithNextDue(t, 100, 60_000, [BUSY]);
+    assert.deepEqual(second.rows.map((d) => d.id).sort(), due.map((d) => d.id).sort());
+    assert.ok(second.nextDue !== null && second.nextDue <= t + 250, 'and for those it looked at before, from the first again');
+    await store.db.deleteFrom('webhook_deliveries').where('id', 'in', [...waiting, ...due].map((d) => d.id)).execute();
+  });
+
   it('a sender whose queue for a hanging receiver is full goes on sending to the others, claiming around it', async () => {
     const store = nodes.b;
     const hanging = await startReceiver(() => 'hang');
