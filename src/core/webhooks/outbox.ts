@@ -109,6 +109,7 @@ export class WebhookOutbox {
    * (their sender's queue for them is full).
    */
   async claim(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<WebhookDeliveryRow[]> {
+    if (skipOrigins.length === 0) return this.queue.claim({ now, limit, leaseMs });
     return (await this.claimWithNextDue(now, limit, leaseMs, skipOrigins)).rows;
   }
 
