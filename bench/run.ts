@@ -9,7 +9,8 @@
  * - stored: consumption and message listing with 10,000,000 messages stored (stored.ts, fill.ts);
  * - operator: Tern to Tern over SMPP (operator.ts, SQLite);
  * - voice: text-to-speech, and SMS sends under a burst of voice sends (voice.ts, SQLite);
- * - traffic: OTP latency under a draining campaign, and one tenant's latency while another floods (traffic.ts).
+ * - traffic: OTP latency under a draining campaign, and one tenant's latency while another floods (traffic.ts);
+ * - webhooks: status webhooks to one receiver while another, silent, is far behind (webhooks.ts).
  * `npm run bench <group> [<group>…]` runs some of them.
  * `npm run bench -- --cluster N` (PostgreSQL only, run only when asked): 1 to N Tern processes on one database, the
  * e2e load spread over them, and what each message costs the cluster in CPU and statements (cluster.ts).
@@ -25,6 +26,7 @@ import { runStoredBench } from './stored.ts';
 import { DURATION_S } from './support.ts';
 import { runTrafficBench } from './traffic.ts';
 import { runVoiceBench } from './voice.ts';
+import { runWebhooksBench } from './webhooks.ts';
 
 const GROUPS: Record<string, () => Promise<Result[]>> = {
   http: httpCases,
@@ -34,6 +36,7 @@ const GROUPS: Record<string, () => Promise<Result[]>> = {
   operator: runOperatorBench,
   voice: async () => fromRows(await runVoiceBench()),
   traffic: async () => fromRows(await runTrafficBench()),
+  webhooks: runWebhooksBench,
 };
 
 /** The groups asked for, and the largest cluster asked for with `--cluster N` (or `--cluster=N`), if any. */
