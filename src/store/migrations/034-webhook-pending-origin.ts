@@ -4,10 +4,11 @@ import { type Kysely, sql } from 'kysely';
  * Pending deliveries by origin, oldest due first. A sender whose queue for one origin is full claims for the others
  * origin by origin through this index (`claimFromGroups`), instead of reading, through the due index, past every
  * delivery due to the full one: a slow receiver's backlog of 200,000 made each of those claims read them all (65–80 ms
- * on SQLite, on the thread that serves HTTP; 115–200 ms on PostgreSQL).
+ * on SQLite, on the thread that serves HTTP; 113–205 ms on PostgreSQL).
  *
- * The due index, which the claims alone read and only for pending deliveries, now holds those alone: a delivery
- * leaves both when it ends instead of getting a new entry in the (state, due) index, so the two cost what that one did.
+ * The due index, which the claims alone read and only for pending deliveries, now holds those alone: a delivery that
+ * ends gets no new entry in it, so on PostgreSQL the two partial indexes cost the index writes the (state, due) one did
+ * (SQLite deletes the ended delivery's entry from both).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
