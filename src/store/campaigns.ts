@@ -110,7 +110,8 @@ export async function rescheduleMessages(db: Db, ids: string[], sendAt: number, 
       .execute();
     const r = await db
       .updateTable('dispatch_queue')
-      .set({ due_at: sendAt })
+      // Waiting again: it may have been made ready at its old time.
+      .set({ due_at: sendAt, waiting: 1 })
       .where('message_id', 'in', chunk)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
       .executeTakeFirst();

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runByList, runCached, valuesTable } from './batch-sql.ts';
-import { type Db, inTransaction, type Store } from './db.ts';
+import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import { lockMessageIds } from './messages.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
@@ -44,6 +44,7 @@ const QUEUED_COLUMNS = columnsOf<Omit<DispatchQueueTable, 'waiting_on' | 'previo
   lease_until: 'bigint',
   lane: 'integer',
   rank: 'bigint',
+  waiting: 'integer',
 });
 
 /**
@@ -78,7 +79,7 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
       await trx
         .updateTable('dispatch_queue')
         // The rank stays: when due again, the message keeps its turn among its organisation's and the others'.
-        .set({ due_at: r.dueAt, attempts: r.attempts, claimed_by: null, lease_until: null, waiting_on: r.waitingOn })
+        .set({ due_at: r.dueAt, attempts: r.attempts, claimed_by: null, lease_until: null, waiting_on: r.waitingOn, waiting: 1 })
         .where('message_id', '=', r.id)
         .where('claimed_by', '=', claim.claimant)
         .where('lease_until', '=', claim.leaseUntil)
@@ -141,7 +142,7 @@ export async function requeueOrphans(db: Db, now: number, acceptedBefore: number
   if (orphans.length === 0) return 0;
   await db
     .insertInto('dispatch_queue')
-    .values(orphans.map((o) => ({ message_id: o.id, due_at: o.due, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null, lane: 0, rank: o.due })))
+    .values(orphans.map((o) => ({ message_id: o.id, due_at: o.due, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null, lane: 0, rank: o.due, waiting: 1 })))
     .onConflict((oc) => oc.column('message_id').doNothing())
     .execute();
   return orphans.length;
@@ -218,9 +219,9 @@ export async function releaseClaim(db: Db, claim: Claim, messageIds: string[]): 
 
 /**
  * Queues messages for dispatch in their lane at their rank (see fair-queue.ts); with `lease`, already claimed by that
- * node until then (handed to its dispatcher).
+ * node until then (handed to its dispatcher). Those due after `now` wait apart until a claim finds them due.
  */
-export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>): Promise<void> {
+export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>, now: number): Promise<void> {
   await insertRows(
     db,
     QUEUED_COLUMNS,
@@ -232,9 +233,25 @@ export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; d
       lease_until: r.lease?.leaseUntil ?? null,
       lane: r.lane,
       rank: r.rank,
+      waiting: r.dueAt > now ? 1 : 0,
     })),
     CHUNK,
   );
+}
+
+/** How many waiting rows one claim makes ready at most: the rest, at the next. */
+const PROMOTE_MAX = 5_000;
+
+/**
+ * Makes the waiting rows that are due by `now` ready to be claimed (see migration 035), up to PROMOTE_MAX of them,
+ * earliest due first; answers how many. Through the waiting rows' own index: one look when none is due. On
+ * PostgreSQL rows another transaction holds (a pass recording them) are skipped, for the next claim.
+ */
+export async function promoteDueDispatch(db: Db, dialect: Dialect, now: number): Promise<number> {
+  const lock = dialect === 'postgres' ? sql` for update skip locked` : sql``;
+  const r = await sql`update dispatch_queue set waiting = 0 where message_id in (
+      select message_id from dispatch_queue where waiting = 1 and due_at <= ${now} order by due_at limit ${PROMOTE_MAX}${lock})`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }
 
 /** Puts messages back on the queue at `dueAt` (another placement), taking any row from the claim that holds it. */
@@ -242,8 +259,8 @@ export async function requeueDispatch(db: Db, messageIds: string[], dueAt: numbe
   for (let i = 0; i < messageIds.length; i += CHUNK) {
     await db
       .insertInto('dispatch_queue')
-      .values(messageIds.slice(i, i + CHUNK).map((id) => ({ message_id: id, due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: dueAt })))
-      .onConflict((oc) => oc.column('message_id').doUpdateSet({ due_at: dueAt, rank: dueAt, attempts: 0, claimed_by: null, lease_until: null }))
+      .values(messageIds.slice(i, i + CHUNK).map((id) => ({ message_id: id, due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: dueAt, waiting: 1 })))
+      .onConflict((oc) => oc.column('message_id').doUpdateSet({ due_at: dueAt, rank: dueAt, attempts: 0, claimed_by: null, lease_until: null, waiting: 1 }))
       .execute();
   }
 }

@@ -146,6 +146,11 @@ export interface DispatchQueueTable {
   lane: number;
   /** When it comes up in its lane (ms, fair between organisations; at least its due time). */
   rank: number;
+  /**
+   * 1 while the row waits for its due time (scheduled, backed off), apart from the ready rows the claims read; a claim
+   * that finds it due makes it 0 (ready). A row is claimed only once ready and due.
+   */
+  waiting: number;
 }
 
 export interface MessageEventTable {

@@ -9,7 +9,7 @@ import { twoNodes } from '../support/stores.ts';
 async function enqueue(store: Store, rows: Array<{ id: string; due: number }>): Promise<void> {
   await store.db
     .insertInto('dispatch_queue')
-    .values(rows.map((r) => ({ message_id: r.id, due_at: r.due, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: r.due })))
+    .values(rows.map((r) => ({ message_id: r.id, due_at: r.due, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: r.due, waiting: 0 })))
     .execute();
 }
 

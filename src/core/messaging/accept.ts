@@ -247,7 +247,7 @@ export async function acceptBatch(
   }
   await insertEvents(db, events);
   if (dispatch.length > 0) {
-    await enqueueDispatch(db, dispatch);
+    await enqueueDispatch(db, dispatch, now);
     // Messages handed to this node's dispatcher need nobody woken; the others are claimed by any node.
     if (dispatch.some((d) => d.lease === undefined)) await dispatchQueue.wake(db);
   }

@@ -4,7 +4,7 @@ import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
 import { type Connector, fenced, isFenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
-import { type Claim, type DispatchClaim, type DispatchOutcomes, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
+import { type Claim, type DispatchClaim, type DispatchOutcomes, promoteDueDispatch, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { ClaimHold } from './claim-hold.ts';
@@ -126,8 +126,12 @@ export class Dispatch {
    * of the batch to the low lane (MARKETING) so it never starves; each lane in rank order, fair between organisations.
    */
   async claim(now: number): Promise<DispatchClaim[]> {
+    await promoteDueDispatch(this.store.db, this.store.dialect, now);
+    // The ready rows alone (`waiting = 0`, their own index in rank order): the waiting ones were made ready above if due.
     const take = (lane: Lane, limit: number) =>
-      limit <= 0 ? Promise.resolve([]) : this.queue.claim({ now, limit, leaseMs: this.leaseMs, claimant: this.opts.nodeId, where: sql`lane = ${lane}` });
+      limit <= 0
+        ? Promise.resolve([])
+        : this.queue.claim({ now, limit, leaseMs: this.leaseMs, claimant: this.opts.nodeId, where: sql`lane = ${lane} and waiting = 0` });
     const reserve = lowLaneReserve(this.batchSize);
     const high = await take(HIGH_LANE, this.batchSize - reserve);
     const low = await take(LOW_LANE, this.batchSize - high.length);

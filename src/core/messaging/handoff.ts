@@ -27,5 +27,6 @@ export function handedClaims(claim: Claim, rows: MessageRow[]): DispatchClaim[] 
     previous_claimant: null,
     lane: HIGH_LANE,
     rank: m.send_at,
+    waiting: 0,
   }));
 }

@@ -27,6 +27,7 @@ import * as consumptionEpochs from './031-consumption-epochs.ts';
 import * as webhookPendingMessage from './032-webhook-pending-message.ts';
 import * as smppCredentialWindow from './033-smpp-credential-window.ts';
 import * as webhookPendingOrigin from './034-webhook-pending-origin.ts';
+import * as dispatchWaiting from './035-dispatch-waiting.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '032-webhook-pending-message': webhookPendingMessage,
   '033-smpp-credential-window': smppCredentialWindow,
   '034-webhook-pending-origin': webhookPendingOrigin,
+  '035-dispatch-waiting': dispatchWaiting,
 };
