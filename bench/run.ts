@@ -9,7 +9,8 @@
  * - stored: consumption and message listing with 10,000,000 messages stored (stored.ts, fill.ts);
  * - operator: Tern to Tern over SMPP (operator.ts, SQLite);
  * - voice: text-to-speech, and SMS sends under a burst of voice sends (voice.ts, SQLite);
- * - traffic: OTP latency under a draining campaign, and one tenant's latency while another floods (traffic.ts);
+ * - traffic: OTP latency under a draining campaign, marketing sends beside a campaign scheduled for tomorrow, and one
+ *   tenant's latency while another floods (traffic.ts);
  * - webhooks: status webhooks to one receiver while another, silent, is far behind (webhooks.ts).
  * `npm run bench <group> [<group>…]` runs some of them.
  * `npm run bench -- --cluster N` (PostgreSQL only, run only when asked): 1 to N Tern processes on one database, the

@@ -3,6 +3,8 @@
  * - OTP latency, accept → DELIVERED (from Tern's own timestamps), for BENCH_OTP_MESSAGES (300) sent at 20 a second:
  *   alone, then while a BENCH_CAMPAIGN_RECIPIENTS (100,000) marketing campaign drains through the same network.
  *   Target: p99 under load ≤ 2 × p99 alone.
+ * - Marketing sends' latency, the same way for BENCH_QUIET_MESSAGES (300) at 20 a second: alone, then while another
+ *   tenant's campaign of BENCH_CAMPAIGN_RECIPIENTS waits in the same lane, scheduled for tomorrow. Target: the same.
  * - Tenant isolation: a tenant sending BENCH_QUIET_MESSAGES (300) at 20 a second, alone, then while another tenant
  *   sends over 64 connections as fast as its traffic limits allow (the defaults: 500 sends a second per key, the rest
  *   answered 429). Target: p99 ≤ 2 × alone. Then the same against a flood with no limits at all (the server's CPU
@@ -96,6 +98,30 @@ async function otpUnderCampaign(): Promise<Row[]> {
   }
 }
 
+/**
+ * A tenant's marketing sends (claimed from the queue, not handed over) alone, then while another tenant's campaign of
+ * BENCH_CAMPAIGN_RECIPIENTS waits in the same lane, scheduled for tomorrow: the wait costs the claims nothing.
+ */
+async function marketingBesideScheduledCampaign(): Promise<Row[]> {
+  const server = await startBenchServer();
+  try {
+    const sender = await tenant(server.url, 'MARKETING');
+    const scheduler = await tenant(server.url, 'MARKETING', 1_000_000);
+    progress(`marketing sends alone: ${QUIET} at ${RATE}/s`);
+    const alone = await latencies(server.dbPath, await paced(server.url, sender.key, QUIET, 6));
+    progress(`a ${CAMPAIGN}-recipient campaign scheduled for tomorrow, then the same sends`);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
+    for (let i = 0; i < CAMPAIGN; i += CAMPAIGN_CHUNK) {
+      const recipients = Array.from({ length: Math.min(CAMPAIGN_CHUNK, CAMPAIGN - i) }, (_, j) => ({ to: number(7, i + j) }));
+      await api(server.url, 'POST', '/sms/v1/campaigns', scheduler.key, { recipients, body: { text: 'Our spring sale starts tomorrow' }, sentDate: tomorrow });
+    }
+    const loaded = await latencies(server.dbPath, await paced(server.url, sender.key, QUIET, 8));
+    return row('marketing accept → DELIVERED', alone, loaded, `while a ${CAMPAIGN.toLocaleString('en-US')}-recipient campaign waits, scheduled for tomorrow`);
+  } finally {
+    await server.stop();
+  }
+}
+
 /** `limited`: the flooding tenant under the default traffic limits; else none at all. */
 async function tenantIsolation(limited: boolean): Promise<Row[]> {
   // An empty setting is the defaults (the bench's servers otherwise run without limits).
@@ -134,5 +160,5 @@ async function tenantIsolation(limited: boolean): Promise<Row[]> {
 }
 
 export async function runTrafficBench(): Promise<Row[]> {
-  return [...(await otpUnderCampaign()), ...(await tenantIsolation(true)), ...(await tenantIsolation(false))];
+  return [...(await otpUnderCampaign()), ...(await marketingBesideScheduledCampaign()), ...(await tenantIsolation(true)), ...(await tenantIsolation(false))];
 }
