@@ -2,10 +2,12 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 
 export interface CheckpointerOptions {
-  /** Between two checkpoints while the log grows. */
+  /** Between two checkpoints while the log grows fast (50). */
   busyMs?: number;
-  /** Between two looks while it does not. */
+  /** Between two looks while it does not grow (1,000), and at most between two checkpoints while it grows slowly. */
   idleMs?: number;
+  /** Frames (pages) the log is let grow by between two checkpoints, at the rate it grows (1,000: about 4 MiB). */
+  targetFrames?: number;
   /** Told when a checkpoint failed (the writer's own checkpoints still bound the log). */
   onError?: (message: string) => void;
 }
@@ -15,23 +17,31 @@ export interface CheckpointerOptions {
  * seldom does: a checkpoint run by a commit (SQLite's automatic one) copies every page written since the last one and
  * syncs the file, a stall of tens to hundreds of milliseconds that every request waiting meanwhile shares. Here the
  * log is copied a little at a time beside the writer; the writer's own checkpoint, left on at a lower threshold, then
- * finds almost nothing to copy and lets the log start over from the beginning.
+ * finds almost nothing to copy and lets the log start over from the beginning. How often follows how fast the log
+ * grows (see the worker): every 50 ms under load, up to once a second at a trickle of writes.
  */
 export class SqliteCheckpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<unknown>;
+  private done = 0;
 
   constructor(file: string, options: CheckpointerOptions = {}) {
     this.worker = new Worker(new URL('./sqlite-checkpoints.worker.mjs', import.meta.url), {
-      workerData: { file, busyMs: options.busyMs ?? 50, idleMs: options.idleMs ?? 1_000 },
+      workerData: { file, busyMs: options.busyMs ?? 50, idleMs: options.idleMs ?? 1_000, targetFrames: options.targetFrames ?? 1_000 },
     });
     this.worker.unref();
-    this.worker.on('message', (m: { error?: string }) => {
+    this.worker.on('message', (m: { error?: string; checkpointed?: number }) => {
       if (m.error) options.onError?.(m.error);
+      if (m.checkpointed !== undefined) this.done++;
     });
     // A checkpointer that failed to start (the file went away) leaves the writer's own checkpoints to do the work.
     this.worker.on('error', (err) => options.onError?.(err.message));
     this.exited = once(this.worker, 'exit').catch(() => undefined);
+  }
+
+  /** Checkpoints run while the log had grown since the look before. */
+  get checkpoints(): number {
+    return this.done;
   }
 
   async stop(): Promise<void> {

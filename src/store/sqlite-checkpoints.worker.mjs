@@ -1,23 +1,46 @@
 // The SQLite checkpointer's thread (see sqlite-checkpoints.ts): its own connection to the database file, copying
-// what the write-ahead log holds back into the database (PASSIVE: never waiting on, nor holding up, the writer), often
-// while there is something to copy, rarely when there is not.
+// what the write-ahead log holds back into the database (PASSIVE: never waiting on, nor holding up, the writer).
+//
+// Paced by how fast the log grows: each checkpoint copies every page written since the last one once (a page
+// written by a hundred commits is copied once) and syncs the file, so at a trickle of writes, checkpoints every
+// busyMs copied the same few pages and synced over and over. The next look comes when the log should hold about
+// targetFrames new frames at the rate just seen: busyMs under load (the log then stays far below the writer's own
+// checkpoint threshold), up to idleMs at a trickle; idleMs too while nothing is written.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-const { file, busyMs, idleMs } = workerData;
+const { file, busyMs, idleMs, targetFrames } = workerData;
 const db = new Database(file, { fileMustExist: true });
 let timer = null;
-let seen = -1;
+/** The log's frame count at the last checkpoint, and whether it copied all of it. */
+let seen = 0;
+let complete = false;
+/** PRAGMA data_version at the last look: it changes when another connection commits. */
+let version = null;
+let delay = busyMs;
 let stopped = false;
 
 function tick() {
   timer = null;
-  let delay = busyMs;
   try {
-    const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-    // Nothing new since the last look: the writer is idle, look again later.
-    if (r.log === seen && r.checkpointed === r.log) delay = idleMs;
-    seen = r.log;
+    const now = db.pragma('data_version', { simple: true });
+    if (now === version && complete) {
+      // Nothing committed since a checkpoint that copied everything: look again later.
+      delay = idleMs;
+    } else {
+      version = now;
+      const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+      // Frames written since the last checkpoint: after one that copied all, the writer's next commit started the log
+      // over, so all of it; otherwise (readers kept the log), what it grew by.
+      const added = complete ? r.log : Math.max(0, r.log - seen);
+      complete = r.checkpointed === r.log;
+      seen = r.log;
+      // Towards the delay that lets targetFrames accumulate at that rate, at most doubling at a time, shortening at
+      // once; soon again when not all could be copied.
+      const wanted = added > 0 ? (delay * targetFrames) / added : idleMs;
+      delay = complete ? Math.round(Math.min(idleMs, Math.max(busyMs, Math.min(wanted, delay * 2)))) : busyMs;
+      parentPort.postMessage({ checkpointed: r.checkpointed });
+    }
   } catch (err) {
     parentPort.postMessage({ error: err.message });
     delay = idleMs;

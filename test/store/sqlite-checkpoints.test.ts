@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { SqliteCheckpointer } from '../../src/store/sqlite-checkpoints.ts';
+import { eventually } from '../support/wait.ts';
+
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A database in WAL mode whose writer never checkpoints itself: what reaches the file is the checkpointer's doing. */
+function walDatabase(): { db: Database.Database; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tern-checkpoints-'));
+  dirs.push(dir);
+  const file = join(dir, 'db.sqlite');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('create table t (id integer primary key, body text)');
+  return { db, file };
+}
+
+/** Rows of t in the database file alone, as it would be read without its log. */
+function rowsInFileAlone(file: string): number {
+  const copy = `${file}.alone`;
+  copyFileSync(file, copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    return (db.prepare('select count(*) as n from t').get() as { n: number }).n;
+  } catch {
+    return 0;
+  } finally {
+    db.close();
+    rmSync(copy, { force: true });
+  }
+}
+
+test('copies the log back into the database file while writes go on', async () => {
+  const { db, file } = walDatabase();
+  const checkpointer = new SqliteCheckpointer(file, { busyMs: 10, idleMs: 200, targetFrames: 100 });
+  try {
+    const insert = db.prepare('insert into t (body) values (?)');
+    for (let i = 0; i < 50; i++) {
+      insert.run('x'.repeat(2_000));
+      await sleep(5);
+    }
+    await eventually(() => rowsInFileAlone(file) === 50, 5_000, 'every row in the database file');
+    assert.ok(checkpointer.checkpoints > 0);
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
+});
+
+test('checkpoints seldom while writes trickle, and often while they pour', async () => {
+  const { db, file } = walDatabase();
+  // At a fixed 10 ms, two seconds of trickle would be checkpointed about 200 times, each copying the same pages.
+  const checkpointer = new SqliteCheckpointer(file, { busyMs: 10, idleMs: 400, targetFrames: 200 });
+  try {
+    const insert = db.prepare('insert into t (body) values (?)');
+    let from = checkpointer.checkpoints;
+    let began = Date.now();
+    // A commit every 10 ms writing one to five tables (pages), so the log's length from one look to the next varies as
+    // under real writes.
+    for (let k = 1; k <= 4; k++) db.exec(`create table t${k} (id integer primary key, body text)`);
+    const tables = [insert, ...[1, 2, 3, 4].map((k) => db.prepare(`insert into t${k} (body) values (?)`))];
+    const some = db.transaction((n: number) => {
+      for (let k = 0; k < n; k++) tables[k]!.run('a trickle');
+    });
+    for (let i = 0; i < 200; i++) {
+      some(1 + (i % 5));
+      await sleep(10);
+    }
+    await sleep(50);
+    const trickle = (checkpointer.checkpoints - from) / ((Date.now() - began) / 1000);
+    assert.ok(trickle < 20, `${trickle.toFixed(1)} checkpoints a second at one small commit every 10 ms`);
+
+    from = checkpointer.checkpoints;
+    began = Date.now();
+    const many = db.transaction((n: number) => {
+      for (let i = 0; i < n; i++) insert.run('y'.repeat(400));
+    });
+    // Commits of twenty rows (a few pages each) for a second, a turn of the event loop between them.
+    while (Date.now() - began < 1_000) {
+      many(20);
+      await new Promise((r) => setImmediate(r));
+    }
+    await sleep(50);
+    const pour = (checkpointer.checkpoints - from) / ((Date.now() - began) / 1000);
+    assert.ok(pour > 2 * trickle, `${pour.toFixed(1)} checkpoints a second while pouring, ${trickle.toFixed(1)} at a trickle`);
+    await eventually(() => rowsInFileAlone(file) === (db.prepare('select count(*) as n from t').get() as { n: number }).n, 5_000, 'all of it in the file');
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
+});
