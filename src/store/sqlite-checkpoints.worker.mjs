@@ -4,8 +4,9 @@
 // Paced by how fast the log grows: each checkpoint copies every page written since the last one once (a page
 // written by a hundred commits is copied once) and syncs the file, so at a trickle of writes, checkpoints every
 // busyMs copied the same few pages and synced over and over. The next look comes when the log should hold about
-// targetFrames new frames at the rate just seen: busyMs under load (the log then stays far below the writer's own
-// checkpoint threshold), up to idleMs at a trickle; idleMs too while nothing is written.
+// targetFrames new frames at the rate just seen: busyMs under load, and whenever a checkpoint could not copy all of
+// the log (a writer that never pauses: the writer's own checkpoint, at its threshold, then copies the little left and
+// lets the log start over), up to idleMs at a trickle; idleMs too while nothing is written.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
