@@ -5,12 +5,10 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { SqliteCheckpointer } from '../../src/store/sqlite-checkpoints.ts';
-import { eventually } from '../support/wait.ts';
+import { eventually, sleep } from '../support/wait.ts';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A database in WAL mode whose writer never checkpoints itself: what reaches the file is the checkpointer's doing. */
 function walDatabase(): { db: Database.Database; file: string } {
