@@ -29,6 +29,14 @@ async function tenant(url: string, flow: string, balance = 100_000): Promise<{ k
 
 const number = (series: number, i: number) => `336${series}${String(i % 1_000_000).padStart(6, '0')}5`;
 
+/** A campaign of CAMPAIGN recipients (numbers of series 7), sent in requests of CAMPAIGN_CHUNK; `fields`: the rest of each request. */
+async function campaign(url: string, key: string, fields: Record<string, unknown>): Promise<void> {
+  for (let i = 0; i < CAMPAIGN; i += CAMPAIGN_CHUNK) {
+    const recipients = Array.from({ length: Math.min(CAMPAIGN_CHUNK, CAMPAIGN - i) }, (_, j) => ({ to: number(7, i + j) }));
+    await api(url, 'POST', '/sms/v1/campaigns', key, { recipients, ...fields });
+  }
+}
+
 /** Sends `count` messages at `rate` a second; answers their ids. */
 async function paced(url: string, key: string, count: number, series: number): Promise<string[]> {
   const ids: string[] = [];
@@ -86,10 +94,7 @@ async function otpUnderCampaign(): Promise<Row[]> {
     progress(`OTP latency alone: ${OTP} at ${RATE}/s`);
     const alone = await latencies(server.dbPath, await paced(server.url, otp.key, OTP, 1));
     progress(`a ${CAMPAIGN}-recipient campaign, then OTPs while it drains`);
-    for (let i = 0; i < CAMPAIGN; i += CAMPAIGN_CHUNK) {
-      const recipients = Array.from({ length: Math.min(CAMPAIGN_CHUNK, CAMPAIGN - i) }, (_, j) => ({ to: number(7, i + j) }));
-      await api(server.url, 'POST', '/sms/v1/campaigns', marketing.key, { recipients, body: { text: 'Our spring sale starts today' } });
-    }
+    await campaign(server.url, marketing.key, { body: { text: 'Our spring sale starts today' } });
     const loaded = await latencies(server.dbPath, await paced(server.url, otp.key, OTP, 2));
     if (process.env.BENCH_TRAFFIC_DETAIL) progress(`OTP under load, slowest: ${loaded.slice(-10).join(' ')} ms`);
     return row('OTP accept → DELIVERED', alone, loaded, `while a ${CAMPAIGN.toLocaleString('en-US')}-recipient campaign drains`);
@@ -111,10 +116,7 @@ async function marketingBesideScheduledCampaign(): Promise<Row[]> {
     const alone = await latencies(server.dbPath, await paced(server.url, sender.key, QUIET, 6));
     progress(`a ${CAMPAIGN}-recipient campaign scheduled for tomorrow, then the same sends`);
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString();
-    for (let i = 0; i < CAMPAIGN; i += CAMPAIGN_CHUNK) {
-      const recipients = Array.from({ length: Math.min(CAMPAIGN_CHUNK, CAMPAIGN - i) }, (_, j) => ({ to: number(7, i + j) }));
-      await api(server.url, 'POST', '/sms/v1/campaigns', scheduler.key, { recipients, body: { text: 'Our spring sale starts tomorrow' }, sentDate: tomorrow });
-    }
+    await campaign(server.url, scheduler.key, { body: { text: 'Our spring sale starts tomorrow' }, sentDate: tomorrow });
     const loaded = await latencies(server.dbPath, await paced(server.url, sender.key, QUIET, 8));
     return row('marketing accept → DELIVERED', alone, loaded, `while a ${CAMPAIGN.toLocaleString('en-US')}-recipient campaign waits, scheduled for tomorrow`);
   } finally {
