@@ -147,8 +147,8 @@ function openSqlite(path: string, nodeId: string, options: StoreOptions): Store 
   handle.pragma(`cache_size = -${Math.round((options.sqliteCacheMb ?? 16) * 1024)}`);
   handle.pragma('busy_timeout = 5000');
   handle.pragma('foreign_keys = ON');
-  // The log is copied back by a thread of its own (SqliteCheckpointer); a commit checkpoints only once the log holds
-  // 16 MiB, by then almost all copied already, and the log then starts over (kept at most 64 MiB on disk).
+  // The log is copied back by a thread of its own (SqliteCheckpointer), after which it starts over; a commit
+  // checkpoints only if the log still reaches 16 MiB, by then almost all copied already (kept at most 64 MiB on disk).
   handle.pragma('wal_autocheckpoint = 4096');
   handle.pragma('journal_size_limit = 67108864');
   const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(file);

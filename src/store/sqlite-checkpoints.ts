@@ -16,9 +16,10 @@ export interface CheckpointerOptions {
  * Copies SQLite's write-ahead log back into the database from a thread of its own, so the thread that serves requests
  * seldom does: a checkpoint run by a commit (SQLite's automatic one) copies every page written since the last one and
  * syncs the file, a stall of tens to hundreds of milliseconds that every request waiting meanwhile shares. Here the
- * log is copied a little at a time beside the writer; the writer's own checkpoint, left on at a lower threshold, then
- * finds almost nothing to copy and lets the log start over from the beginning. How often follows how fast the log
- * grows (see the worker): every 50 ms under load, up to once a second at a trickle of writes.
+ * log is copied a little at a time beside the writer, until all of it is, and the writer's next transaction starts it
+ * over from the beginning; the writer's own checkpoint, left on at a higher threshold, bounds the log if this thread
+ * falls behind. How often follows how fast the log grows (see the worker): every 50 ms under load, up to once a second
+ * at a trickle of writes.
  */
 export class SqliteCheckpointer {
   private readonly worker: Worker;

@@ -5,8 +5,7 @@
 // written by a hundred commits is copied once) and syncs the file, so at a trickle of writes, checkpoints every
 // busyMs copied the same few pages and synced over and over. The next look comes when the log should hold about
 // targetFrames new frames at the rate just seen: busyMs under load, and whenever a checkpoint could not copy all of
-// the log (a writer that never pauses: the writer's own checkpoint, at its threshold, then copies the little left and
-// lets the log start over), up to idleMs at a trickle; idleMs too while nothing is written.
+// the log (readers still on it), up to idleMs at a trickle; idleMs too while nothing is written.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
@@ -20,6 +19,8 @@ let complete = false;
 let version = null;
 let delay = busyMs;
 let stopped = false;
+/** Checkpoints a look takes at most to catch up with a writer that never pauses. */
+const MAX_ROUNDS = 8;
 
 function tick() {
   timer = null;
@@ -30,7 +31,16 @@ function tick() {
       delay = idleMs;
     } else {
       version = now;
-      const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+      // A checkpoint copies the log as it stood when it began, and a writer that never pauses has added to it
+      // meanwhile; the log starts over only at a transaction that begins with all of it copied. Rounds copy what
+      // came in during the round before (a few frames each) until one finds nothing new, so that the writer's next
+      // transaction starts the log over — instead of the writer copying the rest itself, and syncing the file, at
+      // its own threshold (wal_autocheckpoint), on the thread that serves requests.
+      let [r] = db.pragma('wal_checkpoint(PASSIVE)');
+      for (let round = 1, before = -1; round < MAX_ROUNDS && r.checkpointed === r.log && r.log > before; round++) {
+        before = r.log;
+        [r] = db.pragma('wal_checkpoint(PASSIVE)');
+      }
       // Frames written since the last checkpoint: after one that copied all, the writer's next commit started the log
       // over, so all of it; otherwise (readers kept the log), what it grew by.
       const added = complete ? r.log : Math.max(0, r.log - seen);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -34,6 +34,18 @@ function rowsInFileAlone(file: string): number {
   } finally {
     db.close();
     rmSync(copy, { force: true });
+  }
+}
+
+/** How many times the log has started over from its beginning: the checkpoint sequence in its header. */
+function logRestarts(file: string): number {
+  const fd = openSync(`${file}-wal`, 'r');
+  try {
+    const header = Buffer.alloc(16);
+    readSync(fd, header, 0, 16, 0);
+    return header.readUInt32BE(12);
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -91,6 +103,33 @@ test('checkpoints seldom while writes trickle, and often while they pour', async
     const pour = (checkpointer.checkpoints - from) / ((Date.now() - began) / 1000);
     assert.ok(pour > 2 * trickle, `${pour.toFixed(1)} checkpoints a second while pouring, ${trickle.toFixed(1)} at a trickle`);
     await eventually(() => rowsInFileAlone(file) === (db.prepare('select count(*) as n from t').get() as { n: number }).n, 5_000, 'all of it in the file');
+  } finally {
+    await checkpointer.stop();
+    db.close();
+  }
+});
+
+test('lets the log start over beside a writer that never pauses for long, without the writer checkpointing', async () => {
+  // A checkpoint copies the log as it was when it began; commits every 2 ms add to it meanwhile, so one checkpoint a
+  // look never leaves it all copied and the log grows until the writer's own checkpoint (off here) — measured: no
+  // restart in two seconds. Rounds until one finds nothing new: about a hundred.
+  const { db, file } = walDatabase();
+  db.exec('create index t_body on t (body)');
+  const checkpointer = new SqliteCheckpointer(file, { busyMs: 10, idleMs: 200, targetFrames: 100 });
+  try {
+    const insert = db.prepare('insert into t (body) values (?)');
+    const twenty = db.transaction(() => {
+      for (let i = 0; i < 20; i++) insert.run(Math.random().toString(36).repeat(40));
+    });
+    twenty();
+    const from = logRestarts(file);
+    const began = Date.now();
+    while (Date.now() - began < 2_000) {
+      twenty();
+      await sleep(2);
+    }
+    const restarts = logRestarts(file) - from;
+    assert.ok(restarts >= 5, `the log started over ${restarts} times in 2 s`);
   } finally {
     await checkpointer.stop();
     db.close();
