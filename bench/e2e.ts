@@ -1,17 +1,19 @@
 /**
  * End to end (`npm run bench e2e`): BENCH_E2E_MESSAGES (50,000) REST sends over 64 connections, each with a
  * callbackUrlStatus on a local receiver that verifies every Standard Webhooks signature with the channel's secret;
- * a message is done when its DELIVERED status webhook arrives (the simulator at zero latency delivers them all).
- * Messages a second from the first request to the last webhook, p50/p99 of each message's request → webhook time.
+ * a message is done when its DELIVERED status webhook arrives. Messages a second from the first request to the last
+ * webhook, p50/p99 of each message's request → webhook time. Twice: through the embedded simulator at zero latency
+ * (which keeps what it received in Tern's database, as a network would in its own), and like for like with Kannel,
+ * through one SMPP connection (window 100) to the same kind of SMSC as Kannel's, in the load generator's process.
  * The anchor, measured in the same run with the same load: Kannel from sendsms to its DLR call (kannel.ts).
  */
 import { Webhook } from 'standardwebhooks';
 import type { Dialect } from './databases.ts';
-import { kannelMissing, type KannelRun, runKannel } from './kannel.ts';
+import { kannelMissing, type KannelRun, runKannel, SMSC_WINDOW, startSmsc } from './kannel.ts';
 import { describeFailures, drive } from './load.ts';
 import { type EndToEnd, endToEnd, startCompletionReceiver } from './receiver.ts';
 import { type Figure, int, ms, NO_DATABASE, onEachDatabase, type Result } from './report.ts';
-import { api, benchTenant, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
+import { api, BENCH_ADMIN_KEY, benchTenant, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_E2E_MESSAGES ?? 50_000);
 const CONNECTIONS = 64;
@@ -21,10 +23,26 @@ interface TernRun extends EndToEnd {
   note: string;
 }
 
-async function ternEndToEnd(dialect: Dialect): Promise<TernRun> {
+type Operator = 'simulator' | 'smsc';
+
+/** Routes every French number through one SMPP connection to `port`, and waits until the route can use it. */
+async function routeToSmsc(url: string, port: number): Promise<void> {
+  await api(url, 'POST', '/admin/v1/connectors', BENCH_ADMIN_KEY, { name: 'smsc', type: 'SMPP', host: '127.0.0.1', port, systemId: 'bench', password: 'bench', binds: 1, window: SMSC_WINDOW });
+  await api(url, 'POST', '/admin/v1/routes', BENCH_ADMIN_KEY, { name: 'all via the SMSC', priority: 1, match: { prefix: '33' }, connectors: [{ connector: 'smsc' }] });
+  for (let i = 0; ; i++) {
+    const r = await api(url, 'POST', '/admin/v1/routes/test', BENCH_ADMIN_KEY, { to: '33650000005' });
+    if (r.candidates?.[0]?.name === 'smsc') return;
+    if (i > 150) throw new Error('the SMPP connection to the SMSC did not come up');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+async function ternEndToEnd(dialect: Dialect, operator: Operator): Promise<TernRun> {
   // As many webhook requests at once to the receiver as the load keeps sends in flight.
   const server = await startBenchServer({ TERN_WEBHOOK_ALLOW_PRIVATE: 'true', TERN_WEBHOOK_CONNECTIONS: String(CONNECTIONS) }, { dialect });
+  const smsc = operator === 'smsc' ? await startSmsc() : null;
   try {
+    if (smsc) await routeToSmsc(server.url, smsc.port);
     const t = await benchTenant(server.url);
     const { secret } = await api(server.url, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, t.key);
     const signed = new Webhook(secret);
@@ -42,7 +60,7 @@ async function ternEndToEnd(dialect: Dialect): Promise<TernRun> {
       return payload.status?.value === 'DELIVERED' ? 'done' : 'other';
     });
     try {
-      progress(`Tern end to end on ${dialect}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`);
+      progress(`Tern end to end on ${dialect} through the ${operator === 'smsc' ? 'SMSC over SMPP' : 'simulator'}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`);
       const cpuBefore = processCpuMs(server.process.pid);
       const load = await drive(server.url, {
         total: MESSAGES,
@@ -75,6 +93,7 @@ async function ternEndToEnd(dialect: Dialect): Promise<TernRun> {
     }
   } finally {
     await server.stop();
+    smsc?.close();
   }
 }
 
@@ -92,7 +111,8 @@ export async function runEndToEndBench(): Promise<Result[]> {
     }
   }
   const anchor = typeof kannel === 'string' || kannel.rate === 0 ? null : kannel.rate;
-  const { cells } = await onEachDatabase(ternEndToEnd);
+  const { cells } = await onEachDatabase((dialect) => ternEndToEnd(dialect, 'simulator'));
+  const { cells: smscCells } = await onEachDatabase((dialect) => ternEndToEnd(dialect, 'smsc'));
   const tern = (r: TernRun): Figure => {
     const complete = r.done === MESSAGES;
     if (anchor === null) {
@@ -106,6 +126,11 @@ export async function runEndToEndBench(): Promise<Result[]> {
       case: `end to end: REST send → DELIVERED → signed status webhook verified, ${MESSAGES} messages, ${CONNECTIONS} connections (and TERN_WEBHOOK_CONNECTIONS=${CONNECTIONS})`,
       target: `≥ ${TARGET_TIMES_KANNEL} × Kannel`,
       ...cells(tern),
+    },
+    {
+      case: `the same like for like with Kannel: through one SMPP connection (window ${SMSC_WINDOW}) to the same kind of SMSC as Kannel's, instead of the simulator`,
+      target: `≥ ${TARGET_TIMES_KANNEL} × Kannel`,
+      ...smscCells(tern),
     },
     {
       case: `anchor: Kannel sendsms → SMPP (smpp package SMSC) → DLR to dlr-url, same load`,

@@ -20,15 +20,18 @@ import { freePort, progress } from './support.ts';
 const BEARERBOX = process.env.BENCH_KANNEL_BEARERBOX ?? '/usr/sbin/bearerbox';
 const SMSBOX = process.env.BENCH_KANNEL_SMSBOX ?? '/usr/sbin/smsbox';
 /** Submits Kannel keeps in flight on its SMPP connection: the SMPP case's window. */
-const WINDOW = 100;
+export const SMSC_WINDOW = 100;
 
 /** null when Kannel can run here, else why not. */
 export function kannelMissing(): string | null {
   return existsSync(BEARERBOX) && existsSync(SMSBOX) ? null : `Kannel not installed (${BEARERBOX}, ${SMSBOX}; scripts/setup-system.sh installs it)`;
 }
 
-/** The SMSC: binds, answers each submit_sm with a new id, then sends its receipt as a deliver_sm. */
-async function startSmsc(): Promise<{ port: number; bound: Promise<void>; close(): void }> {
+/**
+ * The SMSC: binds, answers each submit_sm with a new id, then sends its receipt as a deliver_sm. Kannel's row talks
+ * to one, and so does Tern's like-for-like row (e2e.ts).
+ */
+export async function startSmsc(): Promise<{ port: number; bound: Promise<void>; close(): void }> {
   let ids = 0;
   let onBound: () => void = () => {};
   const bound = new Promise<void>((resolve) => (onBound = resolve));
@@ -95,7 +98,7 @@ transceiver-mode = true
 smsc-username = "bench"
 smsc-password = "bench"
 system-type = ""
-max-pending-submits = ${WINDOW}
+max-pending-submits = ${SMSC_WINDOW}
 enquire-link-interval = 30
 reconnect-delay = 1
 
