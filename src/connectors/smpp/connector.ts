@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { Cache } from '../../core/cache.ts';
 import { decodeSmppText } from '../../core/domain/text.ts';
 import type {
   Connector,
@@ -29,6 +30,8 @@ import type { SmppConnectorSettings } from './settings.ts';
 const SLOT_REFRESH_MS = 5_000;
 /** Receipts stored in one go. */
 const RECEIPT_BATCH = 500;
+/** Single-part submits this node remembers by the id the SMSC gave, for their receipts (see `submitted`). */
+const REMEMBERED_SUBMITS = 20_000;
 
 const SEVERITY: Readonly<Record<SubmitStatusMeaning['class'], number>> = { OK: 0, TEMPORARY: 1, THROTTLED: 2, PERMANENT: 3 };
 
@@ -61,6 +64,14 @@ export class SmppConnector implements Connector {
   private readonly gates = new WeakMap<SmppSession, WindowGate>();
   private readonly receipts: Array<{ r: SmscReceipt; resolve(): void; reject(err: unknown): void }> = [];
   private flushing = false;
+  /**
+   * Messages by the id the SMSC answered their submit with, while their receipt may come: a receipt that follows its
+   * answer within milliseconds (many SMSCs, for some outcomes) otherwise reaches the core before the dispatcher has
+   * recorded the placement, matches nothing, and is kept in the database to be matched again. Known here, it names
+   * its message and is applied at once. Only what this node submitted, and only the latest; a receipt on another
+   * node, or older than what is remembered, is matched by its upstream id as before.
+   */
+  private readonly submitted = new Cache<string, string>({ capacity: REMEMBERED_SUBMITS });
 
   constructor(
     readonly name: string,
@@ -304,6 +315,7 @@ export class SmppConnector implements Connector {
     // An SMSC that gives no id: the message cannot be matched to a receipt, but it was taken.
     const upstreamId = ids[0] || `none:${m.id}:${m.attempt}`;
     if (ids.length > 1) parts.push(...partRecords(ids));
+    else if (ids.length === 1) this.submitted.set(upstreamId, m.id);
     return { ok: true, upstreamId };
   }
 
@@ -378,8 +390,9 @@ export class SmppConnector implements Connector {
       const batch = this.receipts.splice(0, RECEIPT_BATCH);
       try {
         const ctx = this.context();
-        const events = await receiptEvents(ctx, this.name, batch.map((b) => b.r));
+        const events = await receiptEvents(ctx, this.name, batch.map((b) => b.r), (id) => this.submitted.get(id));
         if (events.length > 0) await ctx.emit(events);
+        for (const b of batch) this.submitted.delete(b.r.id);
         for (const b of batch) b.resolve();
       } catch (err) {
         for (const b of batch) b.reject(err);

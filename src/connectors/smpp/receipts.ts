@@ -50,18 +50,30 @@ export function partRecords(parts: string[]): Array<{ key: string; data: Record<
 const SEVERITY: Readonly<Record<ReceiptStatus, number>> = { DELIVERED: 0, READ: 0, UNDELIVERED: 1, UNDELIVERABLE: 2 };
 
 /**
- * Turns SMSC receipts into receipt events. A single-part message is known by the id its submit_sm_resp gave; a long
- * message by its first part's id, and the receipts of its parts are kept (in the connector's records, so any node
- * and any bind may get them) until they decide: a failed part fails the message at once, and it is DELIVERED when
- * every part is. A receipt for an id nobody knows goes to the core as it is: it may be for a submit whose answer is
- * not recorded yet (the core keeps it and matches it again).
+ * Turns SMSC receipts into receipt events. A single-part message is known by the id its submit_sm_resp gave — and
+ * named by its message when `submittedHere` knows the id (a single-part submit of this node); a long message by its
+ * first part's id, and the receipts of its parts are kept (in the connector's records, so any node and any bind may
+ * get them) until they decide: a failed part fails the message at once, and it is DELIVERED when every part is. A
+ * receipt for an id nobody knows goes to the core as it is: it may be for a submit whose answer is not recorded yet
+ * (the core keeps it and matches it again).
  */
-export async function receiptEvents(ctx: ConnectorContext, connector: string, receipts: SmscReceipt[]): Promise<ReceiptEvent[]> {
-  if (receipts.length === 0) return [];
-  const known = await ctx.records.get([...new Set(receipts.map((r) => partKey(r.id)))]);
+export async function receiptEvents(
+  ctx: ConnectorContext,
+  connector: string,
+  receipts: SmscReceipt[],
+  submittedHere: (id: string) => string | undefined = () => undefined,
+): Promise<ReceiptEvent[]> {
   const events: ReceiptEvent[] = [];
-  const reports: Array<{ r: SmscReceipt; of: PartOf }> = [];
+  const others: SmscReceipt[] = [];
   for (const r of receipts) {
+    const messageId = submittedHere(r.id);
+    if (messageId !== undefined) events.push({ kind: 'receipt', connector, messageId, upstreamId: r.id, status: r.status, detail: r.detail, at: r.at });
+    else others.push(r);
+  }
+  if (others.length === 0) return events;
+  const known = await ctx.records.get([...new Set(others.map((r) => partKey(r.id)))]);
+  const reports: Array<{ r: SmscReceipt; of: PartOf }> = [];
+  for (const r of others) {
     const of = known.get(partKey(r.id))?.data as PartOf | undefined;
     if (of) reports.push({ r, of });
     else events.push({ kind: 'receipt', connector, upstreamId: r.id, status: r.status, detail: r.detail, at: r.at });
