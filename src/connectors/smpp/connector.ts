@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import { Cache } from '../../core/cache.ts';
 import { decodeSmppText } from '../../core/domain/text.ts';
 import type {
   Connector,
@@ -68,10 +67,10 @@ export class SmppConnector implements Connector {
    * Messages by the id the SMSC answered their submit with, while their receipt may come: a receipt that follows its
    * answer within milliseconds (many SMSCs, for some outcomes) otherwise reaches the core before the dispatcher has
    * recorded the placement, matches nothing, and is kept in the database to be matched again. Known here, it names
-   * its message and is applied at once. Only what this node submitted, and only the latest; a receipt on another
-   * node, or older than what is remembered, is matched by its upstream id as before.
+   * its message and is applied at once. Only what this node submitted, and only the latest (oldest out first); a
+   * receipt on another node, or older than what is remembered, is matched by its upstream id as before.
    */
-  private readonly submitted = new Cache<string, string>({ capacity: REMEMBERED_SUBMITS });
+  private readonly submitted = new Map<string, string>();
 
   constructor(
     readonly name: string,
@@ -315,8 +314,15 @@ export class SmppConnector implements Connector {
     // An SMSC that gives no id: the message cannot be matched to a receipt, but it was taken.
     const upstreamId = ids[0] || `none:${m.id}:${m.attempt}`;
     if (ids.length > 1) parts.push(...partRecords(ids));
-    else if (ids.length === 1) this.submitted.set(upstreamId, m.id);
+    else if (ids.length === 1) this.remember(upstreamId, m.id);
     return { ok: true, upstreamId };
+  }
+
+  private remember(upstreamId: string, messageId: string): void {
+    // An id the SMSC gives again (its counter started over) is the newest.
+    this.submitted.delete(upstreamId);
+    this.submitted.set(upstreamId, messageId);
+    if (this.submitted.size > REMEMBERED_SUBMITS) this.submitted.delete(this.submitted.keys().next().value!);
   }
 
   // ---- what the SMSC sends ------------------------------------------------------------------------------------
