@@ -37,13 +37,16 @@ function tick() {
       // transaction starts the log over — instead of the writer copying the rest itself, and syncing the file, at
       // its own threshold (wal_autocheckpoint), on the thread that serves requests.
       let [r] = db.pragma('wal_checkpoint(PASSIVE)');
+      // Frames written since the last look: after a checkpoint that copied all, the writer's next commit started the
+      // log over, so all of it; otherwise (readers kept the log), what it grew by. Then what each round found new —
+      // all of the log when the writer started it over in between, as it will once the rounds catch up: the pacing
+      // below must see the whole rate, not the few frames after the last restart.
+      let added = complete ? r.log : Math.max(0, r.log - seen);
       for (let round = 1, before = -1; round < MAX_ROUNDS && r.checkpointed === r.log && r.log > before; round++) {
         before = r.log;
         [r] = db.pragma('wal_checkpoint(PASSIVE)');
+        added += r.log >= before ? r.log - before : r.log;
       }
-      // Frames written since the last checkpoint: after one that copied all, the writer's next commit started the log
-      // over, so all of it; otherwise (readers kept the log), what it grew by.
-      const added = complete ? r.log : Math.max(0, r.log - seen);
       complete = r.checkpointed === r.log;
       seen = r.log;
       // Towards the delay that lets targetFrames accumulate at that rate, at most doubling at a time, shortening at
