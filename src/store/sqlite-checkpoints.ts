@@ -31,16 +31,16 @@ export class SqliteCheckpointer {
       workerData: { file, busyMs: options.busyMs ?? 50, idleMs: options.idleMs ?? 1_000, targetFrames: options.targetFrames ?? 1_000 },
     });
     this.worker.unref();
-    this.worker.on('message', (m: { error?: string; checkpointed?: number }) => {
+    this.worker.on('message', (m: { error?: string; checkpoints?: number }) => {
       if (m.error) options.onError?.(m.error);
-      if (m.checkpointed !== undefined) this.done++;
+      if (m.checkpoints !== undefined) this.done += m.checkpoints;
     });
     // A checkpointer that failed to start (the file went away) leaves the writer's own checkpoints to do the work.
     this.worker.on('error', (err) => options.onError?.(err.message));
     this.exited = once(this.worker, 'exit').catch(() => undefined);
   }
 
-  /** Checkpoints run while the log had grown since the look before. */
+  /** Checkpoints run that found frames to copy (a look at a log that grows runs one or a few in a row). */
   get checkpoints(): number {
     return this.done;
   }

@@ -42,10 +42,14 @@ function tick() {
       // all of the log when the writer started it over in between, as it will once the rounds catch up: the pacing
       // below must see the whole rate, not the few frames after the last restart.
       let added = complete ? r.log : Math.max(0, r.log - seen);
+      /** Checkpoints that found frames to copy. */
+      let copying = 1;
       for (let round = 1, before = -1; round < MAX_ROUNDS && r.checkpointed === r.log && r.log > before; round++) {
         before = r.log;
         [r] = db.pragma('wal_checkpoint(PASSIVE)');
-        added += r.log >= before ? r.log - before : r.log;
+        const found = r.log >= before ? r.log - before : r.log;
+        added += found;
+        if (found > 0) copying++;
       }
       complete = r.checkpointed === r.log;
       seen = r.log;
@@ -53,7 +57,7 @@ function tick() {
       // once; soon again when not all could be copied.
       const wanted = added > 0 ? (delay * targetFrames) / added : idleMs;
       delay = complete ? Math.round(Math.min(idleMs, Math.max(busyMs, Math.min(wanted, delay * 2)))) : busyMs;
-      parentPort.postMessage({ checkpointed: r.checkpointed });
+      parentPort.postMessage({ checkpointed: r.checkpointed, checkpoints: copying });
     }
   } catch (err) {
     parentPort.postMessage({ error: err.message });
