@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runByList, runCached, valuesTable } from './batch-sql.ts';
+import { batchParts, columnsOf, insertRows, onPostgres, placeholders, rowValues, runByList, runCached, valuesTable } from './batch-sql.ts';
 import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import { lockMessageIds } from './messages.ts';
 import type { DispatchQueueTable } from './schema.ts';
@@ -60,8 +60,7 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
     // (lockMessages): the placements' update takes its rows in the order its join reads them (on PostgreSQL a hash
     // join reads the table as stored, which updates reorder), and the final statuses written after it lock more.
     await lockMessageIds(trx, store.dialect, done);
-    for (let i = 0; i < o.submitted.length; i += CHUNK) {
-      const chunk = o.submitted.slice(i, i + CHUNK);
+    for (const chunk of batchParts(onPostgres(trx), o.submitted, CHUNK)) {
       const values: unknown[] = [];
       for (const s of chunk) values.push(s.id, s.upstreamId, s.connector, s.route);
       await runCached(
@@ -104,8 +103,8 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
  */
 export async function renewClaims(db: Db, claimant: string, rows: Array<{ messageId: string; leaseUntil: number }>, leaseUntil: number): Promise<Set<string>> {
   const held = new Set<string>();
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    const values = sql.join(rows.slice(i, i + CHUNK).map((r) => sql`(${r.messageId}, ${r.leaseUntil})`));
+  for (const part of batchParts(onPostgres(db), rows, CHUNK)) {
+    const values = sql.join(part.map((r) => sql`(${r.messageId}, ${r.leaseUntil})`));
     const res = await sql<{ message_id: string }>`update dispatch_queue set lease_until = ${leaseUntil}
       from (values ${values}) as v
       where dispatch_queue.message_id = v.column1 and dispatch_queue.lease_until = cast(v.column2 as bigint) and dispatch_queue.claimed_by = ${claimant}

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, runByList, selectList, valuesTable } from './batch-sql.ts';
+import { batchParts, columnsOf, insertRows, onPostgres, placeholders, rowValues, runCached, runByList, selectList, valuesTable } from './batch-sql.ts';
 import type { Db, Dialect } from './db.ts';
 import type { MessageEventTable, MessageTable } from './schema.ts';
 
@@ -89,8 +89,7 @@ export async function lockMessageIds(db: Db, dialect: Dialect, ids: string[]): P
 
 /** Writes the status fields (and charge and extra) of changed messages, one statement per 200. */
 export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 200) {
-    const part = rows.slice(i, i + 200);
+  for (const part of batchParts(onPostgres(db), rows, 200)) {
     const values: unknown[] = [];
     for (const m of part) values.push(m.id, m.status, m.status_detail, m.status_at, m.charged, m.extra, m.part_count);
     await runCached(

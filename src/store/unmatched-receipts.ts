@@ -1,4 +1,5 @@
 import type { Db } from './db.ts';
+import { listParts, onPostgres } from './batch-sql.ts';
 import type { UnmatchedReceiptTable } from './schema.ts';
 
 /** Receipts whose message was not found yet, kept to be matched again. */
@@ -20,8 +21,8 @@ export async function rescheduleReceipt(db: Db, id: string, attempts: number, ne
 /** Kept receipts of `connector` for these upstream ids. */
 export async function findParked(db: Db, connector: string, upstreamIds: string[]): Promise<UnmatchedReceiptRow[]> {
   const out: UnmatchedReceiptRow[] = [];
-  for (let i = 0; i < upstreamIds.length; i += 500) {
-    out.push(...(await db.selectFrom('unmatched_receipts').selectAll().where('connector', '=', connector).where('upstream_id', 'in', upstreamIds.slice(i, i + 500)).execute()));
+  for (const part of listParts(onPostgres(db), upstreamIds, 500)) {
+    out.push(...(await db.selectFrom('unmatched_receipts').selectAll().where('connector', '=', connector).where('upstream_id', 'in', part).execute()));
   }
   return out;
 }

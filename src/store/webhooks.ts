@@ -1,7 +1,7 @@
 import { type RawBuilder, sql } from 'kysely';
 import { uuidv7 } from '../core/domain/ids.ts';
 import { originOf } from '../core/domain/urls.ts';
-import { columnsOf, insertRows, onPostgres, rowValues, runCached, runByList, valuesTable } from './batch-sql.ts';
+import { batchParts, columnsOf, insertRows, onPostgres, rowValues, runCached, runByList, valuesTable } from './batch-sql.ts';
 import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from './schema.ts';
 
@@ -214,8 +214,7 @@ export async function recordAttempts(store: Store, items: AttemptOutcome[]): Pro
       INSERT_CHUNK,
     );
     let written = 0;
-    for (let i = 0; i < items.length; i += 200) {
-      const part = items.slice(i, i + 200);
+    for (const part of batchParts(onPostgres(trx), items, 200)) {
       const values: unknown[] = [];
       for (const d of part) values.push(d.deliveryId, d.state, d.attempts, d.nextAttemptAt, d.httpStatus, d.error, d.at, d.state === 'DELIVERED' ? d.at : null, d.leased);
       const r = await runCached(

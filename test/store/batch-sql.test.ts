@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { arrayLiteral, declaredColumns, inList, listValues, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
+import { arrayLiteral, batchParts, declaredColumns, inList, listParts, listValues, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
 import { findRecords, settleRecords, upsertRecords, type ConnectorRecordRow } from '../../src/store/connectors.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
 // Loaded for the columns they declare.
@@ -37,6 +37,33 @@ test('lists and tables of values: a placeholder each on SQLite, an array each on
   assert.equal(arrayLiteral([]), '{}');
   assert.equal(arrayLiteral(['', 'NULL', null, 'a"b\\c', ' x ', '{,}', -12, 1.5]), '{"","NULL",NULL,"a\\"b\\\\c"," x ","{,}",-12,1.5}');
   assert.throws(() => arrayLiteral([true]), TypeError);
+});
+
+test('batches in parts of powers of two on SQLite, a few texts a statement; a chunk a part on PostgreSQL', () => {
+  assert.deepEqual(batchParts(false, [...'abcdefg'], 4).map((p) => p.join('')), ['abcd', 'ef', 'g']);
+  assert.deepEqual(batchParts(true, [...'abcdefg'], 4).map((p) => p.join('')), ['abcd', 'efg']);
+  assert.deepEqual(listParts(false, [...'abcde'], 8), [[...'abcdeeee']]);
+  assert.deepEqual(listParts(false, [...'abcdefghij'], 6), [[...'abcdef'], [...'ghij']]);
+  assert.deepEqual(listParts(true, [...'abcde'], 8), [[...'abcde']]);
+  fc.assert(
+    fc.property(fc.array(fc.nat(), { maxLength: 700 }), fc.integer({ min: 1, max: 500 }), fc.boolean(), (items, chunk, pg) => {
+      const parts = batchParts(pg, items, chunk);
+      assert.deepEqual(parts.flat(), items, 'every row once, in order');
+      for (const p of parts) {
+        assert.ok(p.length >= 1 && p.length <= chunk);
+        if (!pg) assert.equal(p.length & (p.length - 1), 0, `${p.length} rows: a power of two`);
+      }
+      const lists = listParts(pg, items, chunk);
+      assert.equal(lists.length, Math.ceil(items.length / chunk));
+      lists.forEach((p, i) => {
+        const given = items.slice(i * chunk, (i + 1) * chunk);
+        assert.deepEqual(new Set(p), new Set(given), 'the same values, some twice');
+        assert.deepEqual(p.slice(0, given.length), given);
+        if (!pg) assert.ok(p.length === chunk || (p.length & (p.length - 1)) === 0, `${p.length} values: a power of two or the chunk`);
+      });
+    }),
+    { seed: 17, numRuns: 300 },
+  );
 });
 
 forEachDialect('statements run by batch', (dialect) => {
