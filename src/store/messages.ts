@@ -87,7 +87,7 @@ export async function lockMessageIds(db: Db, dialect: Dialect, ids: string[]): P
   );
 }
 
-/** Writes the status fields (and charge and extra) of changed messages, one statement per 200. */
+/** Writes the status fields (and charge and extra) of changed messages, at most 200 a statement. */
 export async function writeStatuses(db: Db, rows: MessageRow[]): Promise<void> {
   for (const part of batchParts(onPostgres(db), rows, 200)) {
     const values: unknown[] = [];

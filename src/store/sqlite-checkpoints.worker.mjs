@@ -43,7 +43,7 @@ function tick() {
       // below must see the whole rate, not the few frames after the last restart.
       let added = complete ? r.log : Math.max(0, r.log - seen);
       /** Checkpoints that found frames to copy. */
-      let copying = 1;
+      let copying = added > 0 ? 1 : 0;
       for (let round = 1, before = -1; round < MAX_ROUNDS && r.checkpointed === r.log && r.log > before; round++) {
         before = r.log;
         [r] = db.pragma('wal_checkpoint(PASSIVE)');
