@@ -57,7 +57,7 @@ function tick() {
       // once; soon again when not all could be copied.
       const wanted = added > 0 ? (delay * targetFrames) / added : idleMs;
       delay = complete ? Math.round(Math.min(idleMs, Math.max(busyMs, Math.min(wanted, delay * 2)))) : busyMs;
-      parentPort.postMessage({ checkpointed: r.checkpointed, checkpoints: copying });
+      parentPort.postMessage({ checkpoints: copying });
     }
   } catch (err) {
     parentPort.postMessage({ error: err.message });

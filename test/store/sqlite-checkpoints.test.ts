@@ -22,13 +22,18 @@ function walDatabase(): { db: Database.Database; file: string } {
   return { db, file };
 }
 
+/** Rows of t, as the writer sees them. */
+function rowsOf(db: Database.Database): number {
+  return (db.prepare('select count(*) as n from t').get() as { n: number }).n;
+}
+
 /** Rows of t in the database file alone, as it would be read without its log. */
 function rowsInFileAlone(file: string): number {
   const copy = `${file}.alone`;
   copyFileSync(file, copy);
   const db = new Database(copy, { readonly: true });
   try {
-    return (db.prepare('select count(*) as n from t').get() as { n: number }).n;
+    return rowsOf(db);
   } catch {
     return 0;
   } finally {
@@ -90,7 +95,7 @@ test('checkpoints seldom while writes trickle, and often while they pour', async
     assert.ok(trickle < 20, `${trickle.toFixed(1)} checkpoints a second at one small commit every 10 ms`);
 
     from = checkpointer.checkpoints;
-    const before = (db.prepare('select count(*) as n from t').get() as { n: number }).n;
+    const before = rowsOf(db);
     began = Date.now();
     const many = db.transaction((n: number) => {
       for (let i = 0; i < n; i++) insert.run('y'.repeat(3_000));
@@ -104,10 +109,10 @@ test('checkpoints seldom while writes trickle, and often while they pour', async
       await sleep(2);
     }
     await sleep(50);
-    const pages = (db.prepare('select count(*) as n from t').get() as { n: number }).n - before;
+    const pages = rowsOf(db) - before;
     const pour = checkpointer.checkpoints - from;
     assert.ok(pour >= Math.max(2, pages / 800), `${pour} checkpoints while ${pages} pages poured: a checkpoint every ${Math.round(pages / pour)} pages, not about every 200`);
-    await eventually(() => rowsInFileAlone(file) === (db.prepare('select count(*) as n from t').get() as { n: number }).n, 5_000, 'all of it in the file');
+    await eventually(() => rowsInFileAlone(file) === rowsOf(db), 5_000, 'all of it in the file');
   } finally {
     await checkpointer.stop();
     db.close();

@@ -63,11 +63,13 @@ export async function receiptEvents(
   receipts: SmscReceipt[],
   submittedHere: (id: string) => string | undefined = () => undefined,
 ): Promise<ReceiptEvent[]> {
+  const asIs = (r: SmscReceipt, messageId?: string): ReceiptEvent =>
+    ({ kind: 'receipt', connector, ...(messageId !== undefined && { messageId }), upstreamId: r.id, status: r.status, detail: r.detail, at: r.at });
   const events: ReceiptEvent[] = [];
   const others: SmscReceipt[] = [];
   for (const r of receipts) {
     const messageId = submittedHere(r.id);
-    if (messageId !== undefined) events.push({ kind: 'receipt', connector, messageId, upstreamId: r.id, status: r.status, detail: r.detail, at: r.at });
+    if (messageId !== undefined) events.push(asIs(r, messageId));
     else others.push(r);
   }
   if (others.length === 0) return events;
@@ -76,7 +78,7 @@ export async function receiptEvents(
   for (const r of others) {
     const of = known.get(partKey(r.id))?.data as PartOf | undefined;
     if (of) reports.push({ r, of });
-    else events.push({ kind: 'receipt', connector, upstreamId: r.id, status: r.status, detail: r.detail, at: r.at });
+    else events.push(asIs(r));
   }
   if (reports.length === 0) return events;
   await ctx.records.put(reports.map(({ r, of }) => ({ key: reportKey(of.message, r.id), data: { status: r.status, detail: r.detail, at: r.at }, dueAt: null })));
