@@ -13,7 +13,8 @@ import { kannelMissing, type KannelRun, runKannel, SMSC_WINDOW, startSmsc } from
 import { describeFailures, drive } from './load.ts';
 import { type EndToEnd, endToEnd, startCompletionReceiver } from './receiver.ts';
 import { type Figure, int, ms, NO_DATABASE, onEachDatabase, type Result } from './report.ts';
-import { api, BENCH_ADMIN_KEY, benchTenant, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
+import { cpuMeter } from './cpu.ts';
+import { api, BENCH_ADMIN_KEY, benchTenant, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_E2E_MESSAGES ?? 50_000);
 const CONNECTIONS = 64;
@@ -61,7 +62,7 @@ async function ternEndToEnd(dialect: Dialect, operator: Operator): Promise<TernR
     });
     try {
       progress(`Tern end to end on ${dialect} through the ${operator === 'smsc' ? 'SMSC over SMPP' : 'simulator'}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`);
-      const cpuBefore = processCpuMs(server.process.pid);
+      const cpu = cpuMeter({ server: [server.process.pid] }, { postgres: dialect === 'postgres' });
       const load = await drive(server.url, {
         total: MESSAGES,
         connections: CONNECTIONS,
@@ -79,14 +80,13 @@ async function ternEndToEnd(dialect: Dialect, operator: Operator): Promise<TernR
       });
       if (load.ok === 0) throw new Error(`no send accepted: ${describeFailures(load.failures)}`);
       await receiver.waitAll();
-      const cpuAfter = processCpuMs(server.process.pid);
       const e = endToEnd(load.startedAt, receiver.doneAt);
-      const cpu = cpuBefore !== null && cpuAfter !== null && e.done > 0 ? `, server CPU ${((cpuAfter - cpuBefore) / e.done).toFixed(3)} ms a message` : '';
+      const spent = cpu.stop(e.done);
       const refused = load.failures.size > 0 ? `; sends refused: ${describeFailures(load.failures)}` : '';
       const badSignatures = receiver.refused > 0 ? `; ${receiver.refused} webhooks with a bad signature` : '';
       return {
         ...e,
-        note: `accepting took ${(load.elapsedMs / 1000).toFixed(1)} s; ${e.done} of ${load.ok} DELIVERED webhooks (${receiver.callbacks} webhooks in all)${cpu}, RSS ${await serverRssMb(server.url)} MB${refused}${badSignatures}`,
+        note: `accepting took ${(load.elapsedMs / 1000).toFixed(1)} s; ${e.done} of ${load.ok} DELIVERED webhooks (${receiver.callbacks} webhooks in all), RSS ${await serverRssMb(server.url)} MB${refused}${badSignatures}; ${spent.text}`,
       };
     } finally {
       await receiver.close();

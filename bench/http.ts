@@ -6,7 +6,8 @@
 import autocannon from 'autocannon';
 import type { Dialect } from './databases.ts';
 import { type Figure, int, onEachDatabase, type Result } from './report.ts';
-import { benchTenant, DURATION_S, processCpuMs, progress, serverRssMb, startBenchServer } from './support.ts';
+import { type CpuSpent, cpuMeter } from './cpu.ts';
+import { benchTenant, DURATION_S, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const CONNECTIONS = 64;
 const TARGET_RATIO = 0.5;
@@ -41,8 +42,10 @@ const errorsOf = (r: autocannon.Result) => (r.non2xx + r.errors > 0 ? `${r.non2x
 interface Measured {
   noop: autocannon.Result;
   send: autocannon.Result;
-  /** The server's CPU time (every thread) during the sends, per request answered: steadier than a rate on a busy machine. */
-  cpuMsPerSend: number | null;
+  /** CPU during the no-op load, per request answered: the server's, and the load generator's (the bench's process). */
+  noopCpu: CpuSpent;
+  /** The same during the sends: the server's (every thread) is steadier than a rate on a busy machine. */
+  sendCpu: CpuSpent;
   rss: number;
 }
 
@@ -52,14 +55,15 @@ async function measure(dialect: Dialect): Promise<Measured> {
     const t = await benchTenant(server.url);
     progress(`no-op route on ${dialect}`);
     await cannon({ url: `${server.url}/healthz`, connections: CONNECTIONS, duration: 2 });
+    const meter = () => cpuMeter({ server: [server.process.pid] }, { postgres: dialect === 'postgres' });
+    const noopMeter = meter();
     const noop = await cannon({ url: `${server.url}/healthz`, connections: CONNECTIONS, duration: DURATION_S });
+    const noopCpu = noopMeter.stop(noop.requests.total, 'request');
     progress(`durable sends on ${dialect}`);
-    const cpuBefore = processCpuMs(server.process.pid);
+    const sendMeter = meter();
     const send = await sends(server.url, t.key, 1);
-    const cpuAfter = processCpuMs(server.process.pid);
-    const answered = send.requests.total;
-    const cpuMsPerSend = cpuBefore !== null && cpuAfter !== null && answered > 0 ? (cpuAfter - cpuBefore) / answered : null;
-    return { noop, send, cpuMsPerSend, rss: await serverRssMb(server.url) };
+    const sendCpu = sendMeter.stop(send.requests.total, 'send');
+    return { noop, send, noopCpu, sendCpu, rss: await serverRssMb(server.url) };
   } finally {
     await server.stop();
   }
@@ -93,7 +97,7 @@ export async function httpCases(): Promise<Result[]> {
   return [
     {
       case: `no-op route GET /healthz, ${CONNECTIONS} connections`,
-      ...cells((m) => ({ text: loadText(m.noop), note: errorsOf(m.noop) })),
+      ...cells((m) => ({ text: loadText(m.noop), note: [errorsOf(m.noop), m.noopCpu.text].filter(Boolean).join('; ') })),
     },
     {
       case: `durable REST send POST /sms/v1/messages ÷ no-op route, ${CONNECTIONS} connections`,
@@ -105,7 +109,7 @@ export async function httpCases(): Promise<Result[]> {
           text: `${ratio.toFixed(2)}: ${loadText(m.send)}`,
           value: m.send.requests.average,
           met: !bad && ratio >= TARGET_RATIO && m.send.latency.p99 < TARGET_P99_MS,
-          note: [bad, m.cpuMsPerSend !== null && `server CPU ${m.cpuMsPerSend.toFixed(3)} ms a send`, `RSS ${m.rss} MB`].filter(Boolean).join(', '),
+          note: [bad, `RSS ${m.rss} MB`, m.sendCpu.text].filter(Boolean).join('; '),
         };
       }),
     },

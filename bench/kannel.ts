@@ -15,6 +15,7 @@ import smpp from 'smpp';
 import { formatReceiptText, MESSAGE_STATE } from '../src/protocols/smpp/receipt.ts';
 import { describeFailures, drive } from './load.ts';
 import { type EndToEnd, endToEnd, startCompletionReceiver } from './receiver.ts';
+import { cpuMeter } from './cpu.ts';
 import { freePort, progress } from './support.ts';
 
 const BEARERBOX = process.env.BENCH_KANNEL_BEARERBOX ?? '/usr/sbin/bearerbox';
@@ -182,6 +183,7 @@ export async function runKannel(total: number, connections: number): Promise<Kan
 
     progress(`Kannel: ${total} messages, sendsms → SMPP → DLR`);
     const dlrUrl = (i: number) => `${receiver.url}/dlr?n=${i}&status=%d`;
+    const cpu = cpuMeter({ Kannel: processes.map((p) => p.pid) });
     const load = await drive(`http://127.0.0.1:${sendsmsPort}`, {
       total,
       connections,
@@ -201,11 +203,12 @@ export async function runKannel(total: number, connections: number): Promise<Kan
     if (load.ok === 0) throw new Error(`Kannel accepted nothing: ${describeFailures(load.failures)}\n${logTail(dir)}`);
     await receiver.waitAll();
     const e = endToEnd(load.startedAt, receiver.doneAt);
+    const spent = cpu.stop(e.done);
     const failures = load.failures.size > 0 ? `; refused: ${describeFailures(load.failures)}` : '';
     return {
       ...e,
       accepted: load.ok,
-      note: `accepting took ${(load.elapsedMs / 1000).toFixed(1)} s; ${e.done} of ${load.ok} DLRs${failures}`,
+      note: `accepting took ${(load.elapsedMs / 1000).toFixed(1)} s; ${e.done} of ${load.ok} DLRs${failures}; ${spent.text}`,
     };
   } finally {
     for (const p of processes.reverse()) await stop(p);

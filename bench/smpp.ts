@@ -16,7 +16,8 @@ import { encodeGsm7 } from '../src/core/domain/text.ts';
 import type { Dialect } from './databases.ts';
 import { freshFill } from './fill.ts';
 import { type Figure, int, ms, NO_DATABASE, onEachDatabase, printResults, type Result } from './report.ts';
-import { api as adminApi, processCpuMs, processRssMb, progress, serverRssMb, startBenchServer } from './support.ts';
+import { type CpuSpent, cpuMeter } from './cpu.ts';
+import { api as adminApi, processRssMb, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_SMPP_MESSAGES ?? 50_000);
 const STORED = Number(process.env.BENCH_RSS_STORED_MESSAGES ?? 1_000_000);
@@ -107,8 +108,8 @@ interface TernSmpp {
   firstReceiptS: number;
   lastReceiptS: number;
   rssAfterSubmits: number;
-  /** The server's CPU time (every thread) from the first submit to the last receipt, per accepted message. */
-  cpuMsPerMessage: number | null;
+  /** CPU from the first submit to the last receipt, per accepted message: the server's (every thread), the client's. */
+  cpu: CpuSpent;
   idle: { startMb: number; endMb: number; maxMb: number; seconds: number };
 }
 
@@ -152,13 +153,13 @@ async function submitAndIdle(server: Awaited<ReturnType<typeof startBenchServer>
     receipts++;
   });
   progress(`SMPP on ${dialect}: ${MESSAGES} submits, window ${WINDOW}, ${STORED.toLocaleString('en-US')} messages stored`);
-  const cpuBefore = processCpuMs(server.process.pid);
+  const meter = cpuMeter({ server: [server.process.pid] }, { postgres: dialect === 'postgres' });
   const started = performance.now();
   const result = await pump(session, MESSAGES, WINDOW, submitFields(encodeGsm7('Your verification code is 123456.')));
   const accepted = MESSAGES - [...result.errors.values()].reduce((a, n) => a + n, 0);
   const rssAfterSubmits = await serverRssMb(server.url);
   while (receipts < accepted && performance.now() - started < RECEIPT_WAIT_MS) await new Promise((r) => setTimeout(r, 100));
-  const cpuAfter = processCpuMs(server.process.pid);
+  const cpu = meter.stop(accepted);
   await new Promise<void>((resolve) => session.close(() => resolve()));
   const receiptSpan = (lastReceiptAt - started) / 1000;
 
@@ -181,13 +182,13 @@ async function submitAndIdle(server: Awaited<ReturnType<typeof startBenchServer>
     firstReceiptS: (firstReceiptAt - started) / 1000,
     lastReceiptS: receiptSpan,
     rssAfterSubmits,
-    cpuMsPerMessage: cpuBefore !== null && cpuAfter !== null && accepted > 0 ? (cpuAfter - cpuBefore) / accepted : null,
+    cpu,
     idle: { startMb, endMb, maxMb: Math.max(maxMb, endMb), seconds: IDLE_S },
   };
 }
 
 /** The `smpp` package's server answering every submit_sm at once: the codec and loopback ceiling. */
-async function baselineCase(): Promise<ReturnType<typeof summary>> {
+async function baselineCase(): Promise<{ submit: ReturnType<typeof summary>; cpu: CpuSpent }> {
   let ids = 0;
   const server = smpp.createServer({}, (s) => {
     s.on('error', () => {});
@@ -201,9 +202,11 @@ async function baselineCase(): Promise<ReturnType<typeof summary>> {
   try {
     progress(`SMPP baseline: smpp package client ↔ server, ${MESSAGES} submits`);
     const session = await connectClient(port, 'bench', 'bench');
+    const meter = cpuMeter({});
     const result = await pump(session, MESSAGES, WINDOW, submitFields(encodeGsm7('Your verification code is 123456.')));
+    const cpu = meter.stop(MESSAGES, 'submit');
     session.close();
-    return summary(result, MESSAGES);
+    return { submit: summary(result, MESSAGES), cpu };
   } finally {
     server.close();
   }
@@ -230,12 +233,12 @@ export async function runSmppBench(): Promise<Result[]> {
       case: `SMPP submit_sm ÷ smpp package loopback, 1 transceiver, window ${WINDOW} (and a credential window of ${WINDOW} for deliver_sm), ${MESSAGES} messages, ${stored} stored`,
       target: `≥ ${TARGET_SUBMIT_RATIO}`,
       ...cells((t) => {
-        const ratio = t.submit.rate / baseline.rate;
+        const ratio = t.submit.rate / baseline.submit.rate;
         return {
           text: `${ratio.toFixed(2)}: ${submitText(t.submit)}`,
           value: t.submit.rate,
           met: t.accepted === MESSAGES && ratio >= TARGET_SUBMIT_RATIO,
-          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s${t.cpuMsPerMessage === null ? '' : `, server CPU ${t.cpuMsPerMessage.toFixed(3)} ms a message (submit to receipt)`}, RSS ${t.rssAfterSubmits} MB`,
+          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s, RSS ${t.rssAfterSubmits} MB; submit to receipt ${t.cpu.text}`,
         };
       }),
     },
@@ -254,7 +257,7 @@ export async function runSmppBench(): Promise<Result[]> {
     },
     {
       case: `baseline: smpp package client ↔ smpp package server, window ${WINDOW}, ${MESSAGES} submits`,
-      sqlite: { text: submitText(baseline), note: `${baseline.errors}; the server stores nothing` },
+      sqlite: { text: submitText(baseline.submit), note: `${baseline.submit.errors}; the server stores nothing; ${baseline.cpu.text} (client and server)` },
       postgres: NO_DATABASE,
     },
     {
