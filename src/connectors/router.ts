@@ -4,6 +4,7 @@ import { type LiveStatus, UNKNOWN_LIVE_STATUS } from '../core/lookup/number-stat
 import type { Connector, ConnectorLiveState, RcsCapabilityAnswer, RouteChoice, Router } from '../core/ports.ts';
 import type { RouteDefinition } from '../core/routing/service.ts';
 import type { ConnectorRegistry } from './registry.ts';
+import { groupBy } from '../core/domain/group-by.ts';
 
 /**
  * Picks connectors for messages from the routes in the database: the first route that takes the message (by
@@ -67,8 +68,7 @@ export class ConnectorRouter implements Router {
 
   /** Withdraws undelivered messages at the connectors that carry them. */
   async revoke(messages: Array<{ id: string; connector: string | null }>): Promise<void> {
-    const byConnector = new Map<string, string[]>();
-    for (const m of messages) if (m.connector) byConnector.set(m.connector, [...(byConnector.get(m.connector) ?? []), m.id]);
+    const byConnector = groupBy(messages.filter((m) => m.connector), (m) => m.connector!, (m) => m.id);
     for (const [name, ids] of byConnector) await this.connector(name)?.revoke?.(ids);
   }
 

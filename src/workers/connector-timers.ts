@@ -4,6 +4,7 @@ import { HIGH_LANE, type Lane, LOW_LANE } from '../core/domain/fair-queue.ts';
 import type { ConnectorRecord, Router } from '../core/ports.ts';
 import type { ConnectorService, RecordHandoff } from '../core/routing/service.ts';
 import { Loop } from './loop.ts';
+import { groupBy } from '../core/domain/group-by.ts';
 
 /**
  * Records handed over a pass. Small enough that a pass (a simulated network's receipts applied, polls answered) takes
@@ -93,8 +94,7 @@ export class ConnectorTimers implements RecordHandoff {
       const { due, nextDue } = await this.service.claimDue(now, BATCH, this.leaseMs, lane);
       if (due.length < BATCH) this.behind.delete(lane);
       else this.behind.add(lane);
-      const byConnector = new Map<string, ConnectorRecord[]>();
-      for (const d of due) byConnector.set(d.connector, [...(byConnector.get(d.connector) ?? []), d.record]);
+      const byConnector = groupBy(due, (d) => d.connector, (d) => d.record);
       await Promise.all([...byConnector].map(([name, records]) => this.hand(name, records, now)));
       if (due.length < BATCH || loop.isStopped) return nextDue;
       // The next batch on the next turn of the event loop: requests and other work waiting meanwhile go first.

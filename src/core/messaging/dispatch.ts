@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve, toLane } from '../domain/fair-queue.ts';
 import { backoffDelay } from '../domain/retry.ts';
 import { utcDay } from '../domain/dates.ts';
-import { type Connector, fenced, isFenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
+import { fenced, isFenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
 import { type Claim, type DispatchClaim, type DispatchOutcomes, promoteDueDispatch, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
@@ -10,6 +10,7 @@ import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { ClaimHold } from './claim-hold.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
+import { groupBy } from '../domain/group-by.ts';
 
 /**
  * Messages a claim takes at most. A pass over them runs on the thread that answers requests, so it is kept to a few
@@ -316,11 +317,7 @@ export class Dispatch {
     }
     let pending = due.filter((m) => plans.has(m.id));
     for (let step = 0; pending.length > 0; step++) {
-      const groups = new Map<Connector, MessageRow[]>();
-      for (const m of pending) {
-        const c = plans.get(m.id)!.choice.candidates[step]!;
-        groups.set(c, [...(groups.get(c) ?? []), m]);
-      }
+      const groups = groupBy(pending, (m) => plans.get(m.id)!.choice.candidates[step]!);
       await Promise.all(
         [...groups].map(async ([connector, group]) => {
           // Not handed to a connector at all once the claim is lost; the connector asks again before sending.

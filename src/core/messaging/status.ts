@@ -6,6 +6,7 @@ import { insertEvents, lockMessages, type MessageEventRow, type MessageRow, writ
 import { RollupBatch } from '../../store/rollups.ts';
 import type { EventConsumers } from '../events.ts';
 import { rollupKeyOf } from './accept.ts';
+import { groupBy } from '../domain/group-by.ts';
 
 export interface StatusChange {
   messageId: string;
@@ -99,8 +100,7 @@ export async function applyStatusChanges(
   await rollups.write(db, Date.now(), { balanceAfter: true });
   // One balance update per payer, in payer order: a row updated twice in one transaction makes PostgreSQL check
   // its foreign key again and lock the parent organisation, which deadlocked against concurrent sends.
-  const byPayer = new Map<string, typeof refunds>();
-  for (const r of refunds) byPayer.set(r.m.payer_id, [...(byPayer.get(r.m.payer_id) ?? []), r]);
+  const byPayer = groupBy(refunds, (r) => r.m.payer_id);
   for (const payer of [...byPayer.keys()].sort()) {
     await applyCredits(
       db,

@@ -17,6 +17,7 @@ import {
   type SmppConcatAssemblyKey,
   type SmppConcatPartRow,
 } from '../../store/smpp-concat.ts';
+import { groupBy } from '../domain/group-by.ts';
 
 /** A part of a concatenated submit as received by any node. */
 export interface ConcatPartInput {
@@ -210,8 +211,7 @@ function whole(messageId: string, rows: SmppConcatPartRow[]): WholeConcat {
 }
 
 function expiredAssemblies(rows: SmppConcatPartRow[]): ExpiredConcat[] {
-  const byMessage = new Map<string, SmppConcatPartRow[]>();
-  for (const r of rows) byMessage.set(r.message_id, [...(byMessage.get(r.message_id) ?? []), r]);
+  const byMessage = groupBy(rows, (r) => r.message_id);
   return [...byMessage.values()].map((parts) => {
     const first = parts.find((p) => p.seq === 1) ?? [...parts].sort((a, b) => a.created_at - b.created_at || a.seq - b.seq)[0]!;
     return { messageId: first.message_id, received: parts.length, total: first.total, meta: first.meta };

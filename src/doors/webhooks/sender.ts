@@ -7,6 +7,7 @@ import { fenceMargin } from '../../core/domain/leases.ts';
 import { Loop, onRetryGrid } from '../../workers/loop.ts';
 import type { AttemptOutcome, AttemptResult, WebhookHttpClient } from './http-client.ts';
 import { signWebhook } from './signing.ts';
+import { groupBy } from '../../core/domain/group-by.ts';
 
 export interface WebhookSenderOptions {
   /** Deliveries claimed and not yet settled, in all. */
@@ -222,11 +223,8 @@ export class WebhookSender implements WebhookHandoff {
   }
 
   private async renewHeld(): Promise<void> {
-    const byLease = new Map<number, Delivery[]>();
-    for (const d of this.held.values()) {
-      if (this.lost.has(d.id) || d.lease_until === null) continue;
-      byLease.set(d.lease_until, [...(byLease.get(d.lease_until) ?? []), d]);
-    }
+    const renewable = [...this.held.values()].filter((d) => !this.lost.has(d.id) && d.lease_until !== null);
+    const byLease = groupBy(renewable, (d) => d.lease_until!);
     const until = Date.now() + this.leaseMs;
     for (const [leased, list] of byLease) {
       try {
