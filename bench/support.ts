@@ -170,11 +170,14 @@ export function processRssMb(pid: number | undefined): number | null {
   }
 }
 
-/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); null elsewhere. */
-export function processCpuMs(pid: number | undefined): number | null {
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc (Linux); null elsewhere. With `mainThread`,
+ * its main thread's alone (the one that runs JavaScript's event loop in Node).
+ */
+export function processCpuMs(pid: number | undefined, mainThread = false): number | null {
   if (pid === undefined) return null;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 a second on Linux).
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
