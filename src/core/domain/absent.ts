@@ -8,7 +8,10 @@ export function omitNulls<T>(value: T): WithoutNulls<T> {
   if (value === null || typeof value !== 'object' || !isPlain(value)) return value as WithoutNulls<T>;
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
-    if (v !== null && v !== undefined) out[key] = omitNulls(v);
+    if (v === null || v === undefined) continue;
+    // A parsed "__proto__" key is an own property: assigned, it would set the copy's prototype instead.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: omitNulls(v), enumerable: true, writable: true, configurable: true });
+    else out[key] = omitNulls(v);
   }
   return out as WithoutNulls<T>;
 }

@@ -14,6 +14,14 @@ test('omitNulls drops null and undefined properties at every level, and null ite
   assert.deepStrictEqual(value.d, { e: null, f: '', g: 0, h: false, i: { j: null } }, 'the input is left as it was');
 });
 
+test('omitNulls keeps a parsed "__proto__" key as an own property, and the copy a plain object', () => {
+  const copy = omitNulls(JSON.parse('{"__proto__":{"text":"injected","x":null},"a":null}') as Record<string, unknown>);
+  assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+  assert.equal((copy as Record<string, unknown>).text, undefined);
+  assert.deepEqual(Object.keys(copy), ['__proto__']);
+  assert.equal(JSON.stringify(copy), '{"__proto__":{"text":"injected"}}');
+});
+
 test('omitNulls keeps values that are not plain objects as they are', () => {
   const date = new Date(0);
   assert.equal(omitNulls(date), date);
