@@ -111,7 +111,7 @@ function targetBudget(cpu: CpuSpent, anchor: number): string {
   const left = machineMs - others.reduce((sum, p) => sum + p.ms, 0);
   const spent = others.map((p) => p.name).join(' and ');
   return `at ${int(target)} msg/s the ${cpus().length} cores give ${machineMs.toFixed(3)} ms a message in all, ${
-    left > 0 ? `${left.toFixed(3)} ms of it left to the server after ${spent}` : `less than ${spent} spent alone`
+    left > 0 ? `${left.toFixed(3)} ms of it left to the server after ${spent}` : `${spent} alone spent more`
   }`;
 }
 
