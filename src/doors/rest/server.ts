@@ -91,18 +91,25 @@ export async function buildHttpServer(services: Services, logger: Logger): Promi
     reply.code(404).send(errorPayload('ROUTE_NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`)),
   );
 
-  app.addHook('onRequest', async (req, reply) => watchTurn(req, reply.raw));
+  // The server's own hooks wait for nothing: written with `done` rather than as async functions, which cost every
+  // request a promise and a turn of the microtask queue each.
+  app.addHook('onRequest', (req, reply, done) => {
+    watchTurn(req, reply.raw);
+    done();
+  });
 
-  app.addHook('onSend', async (req, reply) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     const quota = quotaOf(req);
     if (quota && !reply.hasHeader('ratelimit-limit')) rateLimitHeaders(reply, quota);
+    done(null, payload);
   });
 
   const { metrics } = services;
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.httpRequests.inc({ method: req.method, route, status: reply.statusCode });
     metrics.httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   registerTextGuard(app, (url) => url.startsWith('/http/'));

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { fail } from '../../core/errors.ts';
+import { CoreError } from '../../core/errors.ts';
 import { findUnstorableText } from '../../core/domain/text-safety.ts';
 
 /**
@@ -8,10 +8,10 @@ import { findUnstorableText } from '../../core/domain/text-safety.ts';
  * would fail other requests' batch with it. The legacy door checks its own parameters, in its own format.
  */
 export function registerTextGuard(app: FastifyInstance, skip: (url: string) => boolean): void {
-  app.addHook('preValidation', async (req) => {
-    if (skip(req.url)) return;
+  app.addHook('preValidation', (req, _reply, done) => {
+    if (skip(req.url)) return done();
     const found =
       findUnstorableText(req.params, 'path') ?? findUnstorableText(req.query, 'query') ?? findUnstorableText(req.body, 'body');
-    if (found) fail('INVALID_REQUEST', found.reason, found.path);
+    done(found ? new CoreError('INVALID_REQUEST', found.reason, found.path) : undefined);
   });
 }
