@@ -8,12 +8,18 @@ export function omitNulls<T>(value: T): WithoutNulls<T> {
   if (value === null || typeof value !== 'object' || !isPlain(value)) return value as WithoutNulls<T>;
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
-    if (v === null || v === undefined) continue;
-    // A parsed "__proto__" key is an own property: assigned, it would set the copy's prototype instead.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: omitNulls(v), enumerable: true, writable: true, configurable: true });
-    else out[key] = omitNulls(v);
+    if (v !== null && v !== undefined) setOwn(out, key, omitNulls(v));
   }
   return out as WithoutNulls<T>;
+}
+
+/**
+ * Sets `key` as an own property of `target`, as a spread or JSON.parse would: a parsed "__proto__" key, assigned,
+ * would set the object's prototype instead.
+ */
+export function setOwn(target: object, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else (target as Record<string, unknown>)[key] = value;
 }
 
 /** A type whose nullable properties became optional ones, at every level. */

@@ -1,4 +1,4 @@
-import { omitNulls } from '../domain/absent.ts';
+import { omitNulls, setOwn } from '../domain/absent.ts';
 import { toEuros } from '../domain/money.ts';
 import { countryName } from '../domain/phone.ts';
 import type { Channel } from '../../store/channels.ts';
@@ -57,10 +57,7 @@ export function messageObject(m: MessageRow, channel: Channel, base: string): Me
   if (m.callback_url_mo != null) obj.callbackUrlMo = m.callback_url_mo;
   obj.href = `${base}${PATHS[m.type] ?? PATHS.SMS}/${m.id}`;
   if (m.extra) {
-    // As a spread would: own properties, "__proto__" included.
-    for (const [key, value] of Object.entries(omitNulls(JSON.parse(m.extra) as Record<string, unknown>))) {
-      Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-    }
+    for (const [key, value] of Object.entries(omitNulls(JSON.parse(m.extra) as Record<string, unknown>))) setOwn(obj, key, value);
   }
   if (m.direction === 'MT') {
     obj.price = m.price_kind && m.type !== 'SMS' ? { amount: toEuros(m.charged), currency: 'EUR', kind: m.price_kind } : { amount: toEuros(m.charged), currency: 'EUR' };
