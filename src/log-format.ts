@@ -1,5 +1,9 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import type { LogFormat, LogLevel } from './config.ts';
+import type { LogFormat, LogLevel } from './config/index.ts';
+import { maskMsisdn } from './domain/privacy.ts';
+import { writeKeysFile } from './keys-file.ts';
+import { createLogger } from './log-redaction.ts';
+import type { Announcement } from './startup-report.ts';
 
 const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const LEVEL_COLOURS: Readonly<Record<number, string>> = { 10: '90', 20: '90', 30: '32', 40: '33', 50: '31', 60: '31' };
@@ -66,15 +70,16 @@ export interface Output {
   format: LogFormat;
   logger: Logger;
   /**
-   * Something the operator must see at start whatever the log level (keys shown once): in pretty format the
-   * `lines` as they are, in JSON one record of `msg` and `fields`.
+   * What the operator must see at start whatever the log level (keys shown once): in pretty format the lines as they
+   * are; in JSON one record of each announcement's `msg` and `fields`, and the keys made on this start nowhere in the
+   * log but in a file of `keysDirectory` readable by its owner only, which a record names (`keysFile`).
    */
-  announce(msg: string, fields: Record<string, unknown>, lines: string[]): void;
+  announce(announcements: readonly Announcement[], keysDirectory: string): void;
 }
 
 /** The logger and the start-up announcements of `tern serve`, in one format on `out`. */
 export function createOutput(
-  settings: { logLevel: LogLevel; logFormat: LogFormat | null },
+  settings: { logLevel: LogLevel; logFormat: LogFormat | null; logMaskNumbers?: boolean | null },
   out: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout,
 ): Output {
   const format = resolveLogFormat(settings.logFormat, out);
@@ -85,14 +90,36 @@ export function createOutput(
       : out === process.stdout
         ? pino.destination({ dest: 1, sync: true })
         : { write: (chunk: string) => void out.write(chunk) };
-  const logger = pino({ level: settings.logLevel }, destination);
-  const announcer = pino({ level: 'info' }, destination);
+  // Phone numbers are masked by default where logs go to a collector (JSON), kept on a terminal (pretty).
+  const privacy = { maskNumber: (settings.logMaskNumbers ?? format === 'json') ? maskMsisdn : null };
+  const logger = createLogger(settings.logLevel, destination, privacy);
+  const announcer = createLogger('info', destination, privacy);
   return {
     format,
     logger,
-    announce(msg, fields, lines) {
-      if (format === 'pretty') out.write(`${lines.join('\n')}\n`);
-      else announcer.info(fields, msg);
+    announce(announcements, keysDirectory) {
+      if (format === 'pretty') {
+        for (const a of announcements) out.write(`${a.lines.join('\n')}\n`);
+        return;
+      }
+      if (announcements.some((a) => a.showsKey)) {
+        try {
+          const keysFile = writeKeysFile(
+            keysDirectory,
+            announcements.flatMap((a) => a.lines),
+          );
+          announcer.info(
+            { keysFile },
+            `the keys made on this start are in ${keysFile} (readable by its owner only), not in this log: keep them elsewhere, then delete the file`,
+          );
+        } catch (err) {
+          announcer.error(
+            { err, keysDirectory },
+            'the keys made on this start could not be written to a file, and are never logged: start with TERN_ADMIN_KEY set for a known operator key, and get channel keys with POST /admin/v1/channels/{channelId}/credentials',
+          );
+        }
+      }
+      for (const a of announcements) announcer.info(a.fields, a.msg);
     },
   };
 }

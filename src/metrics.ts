@@ -12,6 +12,146 @@ export interface ConnectorSample {
   counters: { accepted: number; temporaryErrors: number; permanentErrors: number; errorsByCode: Record<string, number>; receipts: number; inbound: number };
 }
 
+/** One queue's backlog, all nodes: rows waiting, and how late the oldest one that is due is (null: none is due). */
+export interface QueueSample {
+  queue: string;
+  depth: number;
+  oldestDueSeconds: number | null;
+}
+
+/** What a webhook attempt came to: delivered, or failed and retried later, or failed for good (and how). */
+export type WebhookOutcome = 'delivered' | 'retry' | 'failed' | 'gone' | 'refused';
+
+/** A message's first final status, as its transaction committed. */
+export interface SettledMessage {
+  /** Its channel's type. */
+  type: string;
+  status: string;
+  /** Seconds from when it was due to be sent to its final status; null when it was final at accept. */
+  afterSeconds: number | null;
+}
+
+interface Cell {
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * A counter of one or two labels whose series are plain numbers where things happen — a lookup of the labels' cell
+ * and an addition, no hashing of a label set per increment — written into the counter at each scrape.
+ */
+class Tally {
+  private readonly cells = new Map<string, Map<string, Cell>>();
+
+  constructor(
+    registry: Registry,
+    name: string,
+    help: string,
+    private readonly labelNames: readonly [string] | readonly [string, string],
+  ) {
+    const cells = this.cells;
+    new Counter({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const byFirst of cells.values()) for (const c of byFirst.values()) this.inc(c.labels, c.value);
+      },
+    });
+  }
+
+  /** Adds `n` to the series of these label values (`second` for a counter of two labels). */
+  add(n: number, first: string, second = ''): void {
+    let byFirst = this.cells.get(first);
+    if (!byFirst) this.cells.set(first, (byFirst = new Map()));
+    const cell = byFirst.get(second);
+    if (cell) {
+      cell.value += n;
+      return;
+    }
+    const labels: Record<string, string> = { [this.labelNames[0]]: first };
+    if (this.labelNames[1] !== undefined) labels[this.labelNames[1]] = second;
+    byFirst.set(second, { labels, value: n });
+  }
+}
+
+/**
+ * A source read once for all the metrics of a scrape: a read less than half a second after the last one (the other
+ * metrics of the same scrape) gets its answer; a failed read answers `fallback`.
+ */
+function readOncePerScrape<T>(source: () => Promise<T>, fallback: T): () => Promise<T> {
+  let at = Number.NEGATIVE_INFINITY;
+  let value: Promise<T> = Promise.resolve(fallback);
+  return () => {
+    const now = Date.now();
+    if (now - at > 500) {
+      at = now;
+      value = source().catch(() => fallback);
+    }
+    return value;
+  };
+}
+
+/** Gauges of the client library's default metrics whose names end in `_total`, which only counters may. */
+const GAUGES_NAMED_LIKE_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const CHANNEL_TYPES = ['SMS', 'RCS', 'VOICE'];
+const FINAL_STATUSES = ['DELIVERED', 'UNDELIVERABLE', 'UNDELIVERED', 'READ', 'CANCELLED'];
+const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retry', 'failed', 'gone', 'refused'];
+
+/**
+ * A histogram without labels whose observations are an addition to a bucket's count (prom-client's own hashes a label
+ * set and checks its value at each one, ten times the cost), exposed as a histogram at each scrape.
+ */
+class BucketTally {
+  readonly type = 'histogram';
+  private readonly counts: Float64Array;
+  private sum = 0;
+  private count = 0;
+
+  constructor(
+    registry: Registry,
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+  ) {
+    this.counts = new Float64Array(bounds.length);
+    registry.registerMetric(this as unknown as Histogram);
+  }
+
+  observe(value: number): void {
+    this.sum += value;
+    this.count++;
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]!) {
+        this.counts[i]!++;
+        return;
+      }
+    }
+  }
+
+  reset(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
+  }
+
+  async get() {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    let cumulative = 0;
+    for (let i = 0; i < this.bounds.length; i++) {
+      cumulative += this.counts[i]!;
+      values.push({ labels: { le: this.bounds[i]! }, value: cumulative, metricName: `${this.name}_bucket` });
+    }
+    values.push({ labels: { le: '+Inf' }, value: this.count, metricName: `${this.name}_bucket` });
+    values.push({ labels: {}, value: this.sum, metricName: `${this.name}_sum` });
+    values.push({ labels: {}, value: this.count, metricName: `${this.name}_count` });
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: 'sum' as const };
+  }
+}
+
 /** One registry per server instance, so several instances can live in one process (tests). */
 export class Metrics {
   readonly registry = new Registry();
@@ -78,7 +218,7 @@ export class Metrics {
   });
   readonly fenced = new Counter({
     name: 'tern_fenced_total',
-    help: 'Claimed work (queue="dispatch": messages to operators, "webhooks": deliveries) a node did not send because its claim ran out first, e.g. it stalled (when="before_send": the node that claimed it next sends it), or sent but could not record because the claim ran out meanwhile (when="after_send": sent again by the new owner; an operator that does not deduplicate, or a receiver that ignores webhook-id, gets it twice)',
+    help: 'Claimed work (queue="dispatch": messages to operators, "webhooks": deliveries) a node did not send because its claim ran out first, e.g. it stalled (when="before_send": the node that claimed it next sends it), or sent and to be sent again (when="after_send": its outcome could not be recorded because the claim ran out meanwhile, and the new owner sends it; or no answer came to its submit, a connection lost or an answer timed out; an operator that does not deduplicate, or a receiver that ignores webhook-id, gets it twice)',
     labelNames: ['queue', 'when'] as const,
     registers: [this.registry],
   });
@@ -150,15 +290,115 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly messagesAccepted = new Tally(
+    this.registry,
+    'tern_messages_accepted_total',
+    'Messages this node accepted and stored (those refused at accept, e.g. for want of credit, included), by channel type',
+    ['type'],
+  );
+
+  private readonly messagesFinal = new Tally(
+    this.registry,
+    'tern_messages_final_total',
+    'Messages that reached their final status on this node (DELIVERED, UNDELIVERABLE, UNDELIVERED, READ, CANCELLED), once per message: a READ after DELIVERED is not counted again; by channel type and status',
+    ['type', 'status'],
+  );
+
+  private readonly timeToFinal = new BucketTally(
+    this.registry,
+    'tern_message_time_to_final_seconds',
+    'Time from when a message was due to be sent to its final status, for the messages that reached it on this node after their accept',
+    [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+  );
+
+  private readonly webhookDeliveries = new Tally(
+    this.registry,
+    'tern_webhook_deliveries_total',
+    'Webhook attempts this node made, by outcome: delivered; retry (failed, tried again later); failed (failed, no retry left); gone (410); refused (the URL may not be called)',
+    ['outcome'],
+  );
+
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'tern_' });
+    // The client library's process and Node.js metrics, under their standard names (process_cpu_seconds_total, …),
+    // but for its three gauges named like counters: their per-type series (nodejs_active_handles{type}, …) stay,
+    // and sum to what they said.
+    collectDefaultMetrics({ register: this.registry });
+    for (const name of GAUGES_NAMED_LIKE_COUNTERS) this.registry.removeSingleMetric(name);
+    // Every series of the message and webhook counters from the start, so that rates and alerts have them at 0.
+    for (const type of CHANNEL_TYPES) {
+      this.messagesAccepted.add(0, type);
+      for (const status of FINAL_STATUSES) this.messagesFinal.add(0, type, status);
+    }
+    for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.add(0, outcome);
+  }
+
+  /** Messages an accept stored, by their channel's type (called once their transaction committed). */
+  countAccepted(types: readonly string[]): void {
+    for (const type of types) this.messagesAccepted.add(1, type);
+  }
+
+  /** Messages that reached their first final status (called once their transaction committed). */
+  countSettled(settled: readonly SettledMessage[]): void {
+    for (const m of settled) {
+      this.messagesFinal.add(1, m.type, m.status);
+      if (m.afterSeconds !== null) this.timeToFinal.observe(Math.max(0, m.afterSeconds));
+    }
+  }
+
+  /** Webhook attempts, by what they came to. */
+  countWebhookOutcomes(outcomes: readonly WebhookOutcome[]): void {
+    for (const outcome of outcomes) this.webhookDeliveries.add(1, outcome);
+  }
+
+  /** Whether the database answers, tried at each scrape (what /readyz says). */
+  watchDatabase(ping: () => Promise<unknown>): void {
+    new Gauge({
+      name: 'tern_db_up',
+      help: 'Whether the database answered this node at the scrape (1) or not (0): what /readyz says',
+      registers: [this.registry],
+      async collect() {
+        const up = await ping().then(
+          () => 1,
+          () => 0,
+        );
+        this.set(up);
+      },
+    });
+  }
+
+  /** The backlog of the work queues, all nodes (read from the database at each scrape, one statement). */
+  watchQueues(source: () => Promise<QueueSample[]>, depthCap: number): void {
+    const read = readOncePerScrape(source, []);
+    const registers = [this.registry];
+    new Gauge({
+      name: 'tern_queue_depth',
+      help: `Rows waiting in a work queue, all nodes (the same on every node), counted up to ${depthCap}: dispatch (messages to send, scheduled ones included), webhooks (pending deliveries), smpp_outbox (receipts and MO for SMPP clients), connector_records (what connectors owe or poll for), unmatched_receipts (receipts waiting for their message)`,
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const list = await read();
+        this.reset();
+        for (const q of list) this.set({ queue: q.queue }, q.depth);
+      },
+    });
+    new Gauge({
+      name: 'tern_queue_oldest_due_seconds',
+      help: 'How long the oldest row of a work queue that is due has been due, all nodes (0 when none is due): a backlog that is not draining grows it',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const list = await read();
+        this.reset();
+        for (const q of list) this.set({ queue: q.queue }, q.oldestDueSeconds ?? 0);
+      },
+    });
   }
 
   /** Statements this node has run on its database, read at each scrape. */
   watchStatements(count: () => number): void {
     new Counter({
       name: 'tern_db_statements_total',
-      help: 'Statements this node ran on its database (transactions\' BEGIN and COMMIT aside); idle, only its heartbeat and the slow safety poll',
+      help: "Statements this node ran on its database (transactions' BEGIN and COMMIT aside); idle, only its heartbeat and the slow safety poll",
       registers: [this.registry],
       collect() {
         this.reset();
@@ -173,13 +413,7 @@ export class Metrics {
    */
   watchOtp(source: () => Promise<{ created: number; approved: number }>): void {
     const registers = [this.registry];
-    const read = { at: 0, value: Promise.resolve({ created: 0, approved: 0 }) };
-    const sample = () => {
-      const now = Date.now();
-      if (now - read.at > 500) read.value = source().catch(() => ({ created: 0, approved: 0 }));
-      read.at = now;
-      return read.value;
-    };
+    const sample = readOncePerScrape(source, { created: 0, approved: 0 });
     new Gauge({
       name: 'tern_otp_created_24h',
       help: 'One-time passwords created in the last 24 hours, all nodes',
@@ -199,6 +433,26 @@ export class Metrics {
     });
   }
 
+  /** This node's sockets to webhook receivers (idle ones included) and attempts in flight, read at each scrape. */
+  watchWebhookSockets(source: () => { sockets: number; active: number }): void {
+    new Gauge({
+      name: 'tern_webhook_sockets',
+      help: 'Sockets this node has open to webhook receivers, idle ones kept for the next attempt included (at most TERN_WEBHOOK_SOCKETS)',
+      registers: [this.registry],
+      collect() {
+        this.set(source().sockets);
+      },
+    });
+    new Gauge({
+      name: 'tern_webhook_attempts_in_flight',
+      help: 'Webhook attempts this node has in flight; others wait their turn, organisation by organisation',
+      registers: [this.registry],
+      collect() {
+        this.set(source().active);
+      },
+    });
+  }
+
   /** Receipts and MO waiting for an SMPP receiver, all nodes, per credential and kind (read at each scrape). */
   watchSmppOutbox(source: () => Promise<Array<{ systemId: string; kind: string; count: number }>>): void {
     new Gauge({
@@ -207,8 +461,9 @@ export class Metrics {
       labelNames: ['system_id', 'kind'],
       registers: [this.registry],
       async collect() {
+        const list = await source().catch(() => []);
         this.reset();
-        for (const c of await source().catch(() => [])) this.set({ system_id: c.systemId, kind: c.kind }, c.count);
+        for (const c of list) this.set({ system_id: c.systemId, kind: c.kind }, c.count);
       },
     });
   }
@@ -217,16 +472,43 @@ export class Metrics {
    * Connector metrics, read from `source` at each scrape: state, binds, window, what went through, errors by code,
    * submits whose outcome was lost, and the age of the oldest message waiting for each connector.
    */
-  watchConnectors(source: () => Promise<ConnectorSample[]>): void {
-    const samples = { at: 0, value: Promise.resolve([] as ConnectorSample[]) };
-    // One read of the source per scrape, shared by every metric.
-    const read = () => {
-      const now = Date.now();
-      if (now - samples.at > 500) samples.value = source().catch(() => []);
-      samples.at = now;
-      return samples.value;
-    };
+  /**
+   * Delivery rate and mean time to DELIVERED per connector and destination network, over the window routes judge on
+   * (from the cluster's receipt counters, as this node last read them).
+   */
+  watchDeliveryQuality(
+    source: () => Promise<Array<{ connector: string; network: string; deliveryRate: number | null; meanTimeToDeliveredMs: number | null }>>,
+  ): void {
+    const read = readOncePerScrape(source, []);
     const registers = [this.registry];
+    new Gauge({
+      name: 'tern_connector_delivery_rate',
+      help: 'Share of final receipts that were DELIVERED, per connector and destination network (last hour)',
+      labelNames: ['connector', 'network'],
+      registers,
+      async collect() {
+        const list = await read();
+        this.reset();
+        for (const q of list) if (q.deliveryRate !== null) this.set({ connector: q.connector, network: q.network }, q.deliveryRate);
+      },
+    });
+    new Gauge({
+      name: 'tern_connector_time_to_delivered_seconds',
+      help: 'Mean time from placement to DELIVERED, per connector and destination network (last hour)',
+      labelNames: ['connector', 'network'],
+      registers,
+      async collect() {
+        const list = await read();
+        this.reset();
+        for (const q of list) if (q.meanTimeToDeliveredMs !== null) this.set({ connector: q.connector, network: q.network }, q.meanTimeToDeliveredMs / 1000);
+      },
+    });
+  }
+
+  watchConnectors(source: () => Promise<ConnectorSample[]>): void {
+    const read = readOncePerScrape(source, []);
+    const registers = [this.registry];
+    // Each reads the source first and then fills its series at once: a scrape running beside another never sees half.
     const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge<string>, s: ConnectorSample) => void) =>
       new Gauge({
         name,
@@ -234,29 +516,67 @@ export class Metrics {
         labelNames,
         registers,
         async collect() {
+          const list = await read();
           this.reset();
-          for (const s of await read()) fill(this, s);
+          for (const s of list) fill(this, s);
         },
       });
-    gauge('tern_connector_up', 'Connector state on this node (1 for the current state)', ['connector', 'state'], (g, s) => g.set({ connector: s.name, state: s.state }, 1));
+    // Counts since the connector started on this node (a restart of it starts them again, as a counter may).
+    const counter = (name: string, help: string, labelNames: string[], fill: (c: Counter<string>, s: ConnectorSample) => void) =>
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          const list = await read();
+          this.reset();
+          for (const s of list) fill(this, s);
+        },
+      });
+    gauge('tern_connector_up', 'Connector state on this node (1 for the current state)', ['connector', 'state'], (g, s) =>
+      g.set({ connector: s.name, state: s.state }, 1),
+    );
     gauge('tern_connector_binds', 'Connections bound on this node', ['connector'], (g, s) => s.binds !== null && g.set({ connector: s.name }, s.binds));
-    gauge('tern_connector_in_flight', 'Submits sent and not answered yet', ['connector'], (g, s) => s.inFlight !== null && g.set({ connector: s.name }, s.inFlight));
-    gauge('tern_connector_submits_total', 'Messages submitted since start, by outcome', ['connector', 'outcome'], (g, s) => {
-      g.set({ connector: s.name, outcome: 'accepted' }, s.counters.accepted);
-      g.set({ connector: s.name, outcome: 'temporary_error' }, s.counters.temporaryErrors);
-      g.set({ connector: s.name, outcome: 'permanent_error' }, s.counters.permanentErrors);
-    });
-    gauge('tern_connector_errors_total', 'Refusals since start, by code', ['connector', 'code'], (g, s) => {
-      for (const [code, n] of Object.entries(s.counters.errorsByCode)) g.set({ connector: s.name, code }, n);
-    });
-    gauge('tern_connector_receipts_total', 'Receipts received since start', ['connector'], (g, s) => g.set({ connector: s.name }, s.counters.receipts));
-    gauge('tern_connector_inbound_total', 'Inbound messages received since start', ['connector'], (g, s) => g.set({ connector: s.name }, s.counters.inbound));
-    gauge('tern_connector_unknown_outcomes_total', 'Submits whose outcome was lost with a connection (they may arrive twice)', ['connector'], (g, s) =>
-      g.set({ connector: s.name }, s.unknownOutcomes),
+    gauge(
+      'tern_connector_in_flight',
+      'Submits sent and not answered yet',
+      ['connector'],
+      (g, s) => s.inFlight !== null && g.set({ connector: s.name }, s.inFlight),
     );
-    gauge('tern_connector_repeats_recognised_total', 'Submits repeated after a crash or a lost answer that the upstream recognised and did not send again', ['connector'], (g, s) =>
-      g.set({ connector: s.name }, s.repeatsRecognised),
+    counter(
+      'tern_connector_submits_total',
+      'Messages this node submitted to the connector, by outcome (accepted, temporary_error, permanent_error)',
+      ['connector', 'outcome'],
+      (c, s) => {
+        c.inc({ connector: s.name, outcome: 'accepted' }, s.counters.accepted);
+        c.inc({ connector: s.name, outcome: 'temporary_error' }, s.counters.temporaryErrors);
+        c.inc({ connector: s.name, outcome: 'permanent_error' }, s.counters.permanentErrors);
+      },
     );
-    gauge('tern_connector_oldest_queued_seconds', 'Age of the oldest message waiting for the connector', ['connector'], (g, s) => s.oldestQueuedSeconds !== null && g.set({ connector: s.name }, s.oldestQueuedSeconds));
+    counter('tern_connector_errors_total', 'Submits the connector refused on this node, by code', ['connector', 'code'], (c, s) => {
+      for (const [code, n] of Object.entries(s.counters.errorsByCode)) c.inc({ connector: s.name, code }, n);
+    });
+    counter('tern_connector_receipts_total', 'Delivery receipts the connector received on this node', ['connector'], (c, s) =>
+      c.inc({ connector: s.name }, s.counters.receipts),
+    );
+    counter('tern_connector_inbound_total', 'Inbound messages (MO) the connector received on this node', ['connector'], (c, s) =>
+      c.inc({ connector: s.name }, s.counters.inbound),
+    );
+    counter('tern_connector_unknown_outcomes_total', 'Submits whose outcome was lost with a connection (they may arrive twice)', ['connector'], (c, s) =>
+      c.inc({ connector: s.name }, s.unknownOutcomes),
+    );
+    counter(
+      'tern_connector_repeats_recognised_total',
+      'Submits repeated after a crash or a lost answer that the upstream recognised and did not send again',
+      ['connector'],
+      (c, s) => c.inc({ connector: s.name }, s.repeatsRecognised),
+    );
+    gauge(
+      'tern_connector_oldest_queued_seconds',
+      'Age of the oldest message waiting for the connector',
+      ['connector'],
+      (g, s) => s.oldestQueuedSeconds !== null && g.set({ connector: s.name }, s.oldestQueuedSeconds),
+    );
   }
 }

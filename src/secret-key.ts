@@ -18,9 +18,8 @@ export interface SecretKey {
 export function resolveSecretKey(setting: string | null, databaseUrl: string): SecretKey {
   if (setting !== null) return { key: setting, source: 'TERN_SECRET_KEY' };
   if (!databaseUrl.startsWith('sqlite:')) return { key: null, source: 'none' };
-  const file = databaseUrl.slice('sqlite:'.length);
-  if (file === ':memory:') return { key: randomBytes(32).toString('base64'), source: 'file' };
-  const path = join(dirname(resolve(file)), 'secret.key');
+  const path = secretKeyFile(databaseUrl);
+  if (path === null) return { key: randomBytes(32).toString('base64'), source: 'file' };
   try {
     return { key: readFileSync(path, 'utf8').trim(), source: 'file', path };
   } catch (err) {
@@ -34,4 +33,11 @@ export function resolveSecretKey(setting: string | null, databaseUrl: string): S
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   return { key: readFileSync(path, 'utf8').trim(), source: 'file', path };
+}
+
+/** Where a node on SQLite keeps its key when TERN_SECRET_KEY is not set: `secret.key` beside the database. */
+export function secretKeyFile(databaseUrl: string): string | null {
+  if (!databaseUrl.startsWith('sqlite:')) return null;
+  const file = databaseUrl.slice('sqlite:'.length);
+  return file === ':memory:' ? null : join(dirname(resolve(file)), 'secret.key');
 }

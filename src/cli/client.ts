@@ -25,7 +25,35 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Use the operator key. */
   admin?: boolean;
+  /**
+   * How many times a 429 (or a 503 with Retry-After) is tried again after the wait Retry-After asks for (default
+   * DEFAULT_RETRIES; Infinity for a command that must finish).
+   */
+  retries?: number;
+  /** Told of each wait, in milliseconds, before it starts. */
+  onWait?: (ms: number) => void;
 }
+
+/** A request answered 429 is tried again this many times unless the command says otherwise. */
+export const DEFAULT_RETRIES = 5;
+
+/** The longest wait between two tries, whatever Retry-After says. */
+const MAX_WAIT_MS = 60_000;
+
+/**
+ * How long to wait before trying again: Retry-After in seconds or as an HTTP date, else a backoff doubling from one
+ * second with the attempt. At most MAX_WAIT_MS, at least 100 ms.
+ */
+export function retryDelayMs(retryAfter: string | null, attempt: number, now = Date.now()): number {
+  const backoff = Math.min(MAX_WAIT_MS, 1000 * 2 ** Math.min(attempt, 6));
+  let ms = backoff;
+  const value = retryAfter?.trim() ?? '';
+  if (/^\d+(\.\d+)?$/.test(value)) ms = Number(value) * 1000;
+  else if (value !== '' && Number.isFinite(Date.parse(value))) ms = Date.parse(value) - now;
+  return Math.min(MAX_WAIT_MS, Math.max(100, ms));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The REST API of one Tern, with the connection's keys: the CLI's only way in. */
 export class Client {
@@ -45,7 +73,7 @@ export class Client {
   }
 
   async raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.key(opts.admin), ...opts.headers };
+    const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.key(opts.admin), 'x-tern-client': 'cli', ...opts.headers };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     try {
       return await fetch(this.conn.url + path, {
@@ -55,12 +83,29 @@ export class Client {
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`Tern does not answer at ${this.conn.url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is it running? (TERN_URL)`, EXIT.UNAVAILABLE);
+      throw new CliError(
+        `Tern does not answer at ${this.conn.url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is it running? (TERN_URL)`,
+        EXIT.UNAVAILABLE,
+      );
+    }
+  }
+
+  /** `raw`, tried again after the wait a 429 (or a 503 with Retry-After) asks for, `opts.retries` times. */
+  async patient(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+    const retries = opts.retries ?? DEFAULT_RETRIES;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.raw(method, path, opts);
+      const retryAfter = res.headers.get('retry-after');
+      if (attempt >= retries || !(res.status === 429 || (res.status === 503 && retryAfter !== null))) return res;
+      await res.arrayBuffer();
+      const ms = retryDelayMs(retryAfter, attempt);
+      opts.onWait?.(ms);
+      await sleep(ms);
     }
   }
 
   async call<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<{ body: T; headers: Headers }> {
-    const res = await this.raw(method, path, opts);
+    const res = await this.patient(method, path, opts);
     const text = await res.text();
     let body: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') body = JSON.parse(text);

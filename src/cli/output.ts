@@ -9,8 +9,20 @@ export function line(io: Io, text = ''): void {
   io.stdout.write(`${text}\n`);
 }
 
-/** A table for people; cells that are absent show as an empty cell. */
+/** A cell of a tab-separated line: its tabs and line breaks as spaces, so that a row stays one line of fields. */
+function tsvCell(v: unknown): string {
+  return v === undefined || v === null ? '' : String(v).replace(/[\t\r\n]+/g, ' ');
+}
+
+/**
+ * A table: boxed for people on a terminal, else (piped, or `--output tsv`) tab-separated lines under a header line,
+ * which cut, awk and spreadsheets read. Cells that are absent are empty.
+ */
 export function table(io: Io, head: string[], rows: unknown[][]): void {
+  if ((io.tables ?? (io.stdout.isTTY ? 'table' : 'tsv')) === 'tsv') {
+    io.stdout.write([head, ...rows].map((r) => `${r.map(tsvCell).join('\t')}\n`).join(''));
+    return;
+  }
   const c = colours(io);
   const t = new Table({
     head: head.map((h) => c.bold(h)),

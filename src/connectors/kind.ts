@@ -18,7 +18,14 @@ export interface ConnectorFactory extends ConnectorKind {
 }
 
 /** Checks an optional whole number setting; answers its value or the default. */
-export function wholeNumber(settings: Record<string, unknown>, field: string, fallback: number, min: number, max: number, fail: (field: string, reason: string) => never): number {
+export function wholeNumber(
+  settings: Record<string, unknown>,
+  field: string,
+  fallback: number,
+  min: number,
+  max: number,
+  fail: (field: string, reason: string) => never,
+): number {
   const v = settings[field];
   if (v === undefined) return fallback;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(field, `a whole number from ${min} to ${max}`);

@@ -1,4 +1,5 @@
 import type { ConnectorDefinition, ConnectorService, RouteDefinition } from '../core/routing/service.ts';
+import type { Rate } from '../domain/rates.ts';
 import type {
   CarrierEvent,
   Connector,
@@ -16,6 +17,9 @@ import { SIMULATOR_KIND } from './simulator/kind.ts';
 import { SMPP_KIND } from './smpp/kind.ts';
 import { SMSMODE_HTTP_KIND } from './smsmode-http/kind.ts';
 import { SIP_KIND } from './sip/kind.ts';
+import { TWILIO_LOOKUP_KIND } from './twilio-lookup/kind.ts';
+import { INFOBIP_LOOKUP_KIND } from './infobip-lookup/kind.ts';
+import { RBM_KIND } from './rbm/kind.ts';
 
 /** One factory per kind of connector: adding an operator connection is a folder and a line here. */
 export const KINDS: Readonly<Record<string, ConnectorFactory>> = {
@@ -23,6 +27,9 @@ export const KINDS: Readonly<Record<string, ConnectorFactory>> = {
   SMPP: SMPP_KIND,
   SMSMODE_HTTP: SMSMODE_HTTP_KIND,
   SIP: SIP_KIND,
+  TWILIO_LOOKUP: TWILIO_LOOKUP_KIND,
+  INFOBIP_LOOKUP: INFOBIP_LOOKUP_KIND,
+  RBM: RBM_KIND,
 };
 
 interface Live {
@@ -52,6 +59,7 @@ function zero(): ConnectorCounters {
 export class ConnectorRegistry {
   private readonly live = new Map<string, Live>();
   private routeList: RouteDefinition[] = [];
+  private rateList: Rate[] = [];
   /** Names of every defined connector (running or not), by id. */
   private names_ = new Map<string, string>();
   /** Names of enabled connectors being (re)started by the load under way: not live yet, back in a moment. */
@@ -85,7 +93,7 @@ export class ConnectorRegistry {
 
   private async apply(): Promise<void> {
     if (this.stopped) return;
-    const { connectors, routes } = await this.service.definitions();
+    const { connectors, routes, rates } = await this.service.definitions();
     const wanted = new Map(connectors.filter((c) => c.enabled).map((c) => [c.id, c]));
     this.names_ = new Map(connectors.map((c) => [c.id, c.name]));
     const changed = (id: string, next: ConnectorDefinition | undefined) => !next || JSON.stringify(next) !== JSON.stringify(this.live.get(id)?.definition);
@@ -127,7 +135,10 @@ export class ConnectorRegistry {
       const emit = ctx.emit;
       ctx.emit = async (events: CarrierEvent[]) => {
         await emit(events);
-        for (const e of events) e.kind === 'receipt' ? entry.counters.receipts++ : entry.counters.inbound++;
+        for (const e of events) {
+          if (e.kind === 'receipt') entry.counters.receipts++;
+          else entry.counters.inbound++;
+        }
       };
       try {
         await connector.start(ctx);
@@ -138,6 +149,7 @@ export class ConnectorRegistry {
     }
     this.starting.clear();
     this.routeList = routes.filter((r) => r.enabled);
+    this.rateList = rates;
     for (const l of this.changeListeners) l();
   }
 
@@ -169,6 +181,7 @@ export class ConnectorRegistry {
       ...(c.routes && { routes: c.routes.bind(c) }),
       ...(c.stats && { stats: c.stats.bind(c) }),
       ...(c.rcsCapability && { rcsCapability: c.rcsCapability.bind(c) }),
+      ...(c.rcsBodyProblem && { rcsBodyProblem: c.rcsBodyProblem.bind(c) }),
       ...(c.revoke && { revoke: c.revoke.bind(c) }),
       ...(c.numberStatus && { numberStatus: c.numberStatus.bind(c) }),
     };
@@ -200,6 +213,11 @@ export class ConnectorRegistry {
 
   routes(): readonly RouteDefinition[] {
     return this.routeList;
+  }
+
+  /** Every connector's rates, as last loaded. */
+  rates(): readonly Rate[] {
+    return this.rateList;
   }
 
   byId(id: string): Connector | undefined {

@@ -1,5 +1,6 @@
 import type { Store } from '../store/db.ts';
-import { forgetNode, heartbeat, holdSlots, liveNodeCount, otherBeats } from '../store/cluster.ts';
+import { findNode, forgetNode, heartbeat, holdSlots, liveNodeCount, otherBeats } from '../store/cluster.ts';
+import type { Claimants } from './idempotency.ts';
 
 /** How often a node says it is alive, and how long after its last word it is taken for gone. */
 export const HEARTBEAT_MS = 5_000;
@@ -25,8 +26,10 @@ export interface ClusterOptions {
  * connector's binds (a slot is a bind; slots of a node that died are taken over when its lease runs out), and
  * notices when another node stops beating (it died or stalled), so the work it held is taken over.
  */
-export class Cluster {
+export class Cluster implements Claimants {
   private readonly startedAt = Date.now();
+  /** This process among every one that ever served under this node id: the id and when the process started. */
+  readonly self: string;
   /** Nodes watched: seen since this long ago (long enough for their leases to have run out since). */
   private readonly watchMs: number;
   /** The other nodes' last beats as the recent looks found them (newest last). */
@@ -40,6 +43,23 @@ export class Cluster {
     opts: ClusterOptions = {},
   ) {
     this.watchMs = NODE_GONE_AFTER_MS + (opts.leaseMs ?? 0);
+    this.self = `${nodeId}@${this.startedAt}`;
+  }
+
+  /**
+   * Whether the process `claimant` (as `self` names one) is gone: its node has not beaten for NODE_GONE_AFTER_MS (its
+   * lease on what it holds ended), this node's watch found it stopped, or its node id beats from a process started
+   * since. A SQLite database is served by one process: any other one is gone.
+   */
+  async gone(claimant: string, now = Date.now()): Promise<boolean> {
+    if (claimant === this.self) return false;
+    if (this.store.dialect === 'sqlite') return true;
+    const at = claimant.lastIndexOf('@');
+    if (at <= 0) return false;
+    const nodeId = claimant.slice(0, at);
+    if (this.stopped.has(nodeId)) return true;
+    const node = await findNode(this.store, nodeId);
+    return node === null || node.seenAt < now - NODE_GONE_AFTER_MS || String(node.startedAt) !== claimant.slice(at + 1);
   }
 
   /** Says this node is alive; answers how many other nodes are watched (seen lately). */

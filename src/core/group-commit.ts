@@ -1,8 +1,12 @@
+import { isStorageError } from './errors.ts';
+
 /**
  * Groups concurrent requests into one batch, so a burst of N writes costs one transaction (one fsync) instead of
  * N. The first item of an idle committer is flushed on the next turn of the event loop; items that arrive while a
  * flush runs wait for the next one, so batches grow with the load and latency stays at one transaction when idle.
- * An item that makes its batch fail fails alone: the others are flushed again without it.
+ * An item that makes its batch fail fails alone: the others are flushed again without it. A failure of the database
+ * itself (lost, out of reach, its disk full) fails the whole batch at once: flushing its halves again would only
+ * meet it again, each after its own wait.
  */
 export class GroupCommitter<T, R> {
   private queue: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
@@ -62,8 +66,8 @@ export class GroupCommitter<T, R> {
       const results = await this.flush(batch.map((b) => b.item));
       batch.forEach((b, i) => b.resolve(results[i]!));
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
+      if (batch.length === 1 || isStorageError(err)) {
+        for (const b of batch) b.reject(err);
         return;
       }
       const half = batch.length >> 1;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from './domain/canonical-json.ts';
+import { canonicalJson } from '../domain/canonical-json.ts';
 import type { Db, Store } from '../store/db.ts';
 import {
   completeIdempotencyRow,
@@ -20,8 +20,24 @@ import { fail } from './errors.ts';
 
 /** An answered key replays for this long; after it the key may be used for a new request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
-/** An in-progress claim this old belongs to a request that died (crash, lost connection) and may be taken over. */
+/**
+ * An in-progress claim this old is taken over whoever holds it: its request is stuck, or died with a process that
+ * left no trace of who it was (claims made before they recorded their process). A claim whose process is known to
+ * be gone is taken over at once (see `Claimants`).
+ */
 export const IDEMPOTENCY_ABANDONED_MS = 60_000;
+
+/**
+ * Who holds the keys claimed here, and whether the holder of another claim is gone: the process that claimed a key
+ * holds it for as long as it lives — its node's lease on the key ends when the node stops beating, or when it starts
+ * again (a new process under the same node id) — and a retry takes a key whose holder is gone at once.
+ */
+export interface Claimants {
+  /** This process, as recorded in the claims it makes. */
+  readonly self: string;
+  /** Whether the process that recorded `claimant` is gone (never true of `self`). */
+  gone(claimant: string, now: number): Promise<boolean>;
+}
 
 export interface IdempotentRequest {
   /** Who the key belongs to and what it is for, e.g. `transfers:<organisationId>`. */
@@ -36,9 +52,7 @@ export interface IdempotentAnswer<T = unknown> {
   body: T;
 }
 
-export type IdempotencyClaim =
-  | { state: 'claimed'; claimedAt: number }
-  | { state: 'replay'; answer: IdempotentAnswer };
+export type IdempotencyClaim = { state: 'claimed'; claimedAt: number } | { state: 'replay'; answer: IdempotentAnswer };
 
 /** SHA-256 of the request's canonical JSON: key order and whitespace do not change it. */
 export function requestFingerprint(request: unknown): string {
@@ -49,17 +63,22 @@ export function requestFingerprint(request: unknown): string {
  * Claims `req.key` for this request, or says what to answer instead: the recorded answer when the same request
  * was already served, 422 `422.001` when the key came with another request, 409 `409.003` while it is in progress.
  */
-export async function claimIdempotencyKey(db: Db, req: IdempotentRequest, now = Date.now()): Promise<IdempotencyClaim> {
+export async function claimIdempotencyKey(db: Db, req: IdempotentRequest, now = Date.now(), claimants?: Claimants): Promise<IdempotencyClaim> {
+  const claimant = claimants?.self ?? null;
   for (let attempt = 0; attempt < 5; attempt++) {
-    if (await insertIdempotencyClaim(db, { scope: req.scope, key: req.key, requestHash: req.fingerprint, at: now })) {
+    if (await insertIdempotencyClaim(db, { scope: req.scope, key: req.key, requestHash: req.fingerprint, at: now, claimant })) {
       return { state: 'claimed', claimedAt: now };
     }
     const row = await findIdempotencyRow(db, req.scope, req.key);
     if (!row) continue; // released between our insert and our read
     const inProgress = row.status_code === IN_PROGRESS;
-    const expired = now - row.created_at > (inProgress ? IDEMPOTENCY_ABANDONED_MS : IDEMPOTENCY_TTL_MS);
+    const expired =
+      now - row.created_at > (inProgress ? IDEMPOTENCY_ABANDONED_MS : IDEMPOTENCY_TTL_MS) ||
+      (inProgress && row.claimed_by !== null && claimants !== undefined && row.claimed_by !== claimants.self && (await claimants.gone(row.claimed_by, now)));
     if (expired) {
-      if (await retakeIdempotencyRow(db, row, { requestHash: req.fingerprint, at: now })) {
+      // By compare and set on the claim as read: the process that held it, if it was only stalled and comes back,
+      // finds its claim gone and its answer is not recorded (its transaction fails), so the request runs once.
+      if (await retakeIdempotencyRow(db, row, { requestHash: req.fingerprint, at: now, claimant })) {
         return { state: 'claimed', claimedAt: now };
       }
       continue;
@@ -74,12 +93,7 @@ export async function claimIdempotencyKey(db: Db, req: IdempotentRequest, now = 
 }
 
 /** Records the answer; call it inside the transaction that makes the request's effect. */
-export async function completeIdempotencyKey(
-  trx: Db,
-  req: IdempotentRequest,
-  claimedAt: number,
-  answer: IdempotentAnswer,
-): Promise<void> {
+export async function completeIdempotencyKey(trx: Db, req: IdempotentRequest, claimedAt: number, answer: IdempotentAnswer): Promise<void> {
   const recorded = await completeIdempotencyRow(trx, req.scope, req.key, claimedAt, {
     statusCode: answer.statusCode,
     body: JSON.stringify(answer.body),
@@ -111,10 +125,11 @@ export async function runIdempotent<T>(
   req: IdempotentRequest | null,
   work: (trx: Db) => Promise<IdempotentAnswer<T>>,
   now = Date.now(),
+  claimants?: Claimants,
 ): Promise<IdempotentAnswer<T> & { replayed: boolean }> {
   let claimedAt: number | null = null;
   if (req) {
-    const claim = await claimIdempotencyKey(store.db, req, now);
+    const claim = await claimIdempotencyKey(store.db, req, now, claimants);
     if (claim.state === 'replay') return { ...(claim.answer as IdempotentAnswer<T>), replayed: true };
     claimedAt = claim.claimedAt;
   }
@@ -157,11 +172,15 @@ export async function pruneIdempotencyKeys(store: Store, now = Date.now()): Prom
  * transaction (`complete` takes that transaction), give the key back after a failure, or all three at once.
  */
 export class IdempotencyService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Who holds claims (without: none is recorded, and a claim is taken over after IDEMPOTENCY_ABANDONED_MS). */
+    private readonly claimants?: Claimants,
+  ) {}
 
   /** See `claimIdempotencyKey`. */
   claim(req: IdempotentRequest, now = Date.now()): Promise<IdempotencyClaim> {
-    return claimIdempotencyKey(this.store.db, req, now);
+    return claimIdempotencyKey(this.store.db, req, now, this.claimants);
   }
 
   /** Records the answer; `trx` is the transaction that makes the request's effect. */
@@ -180,7 +199,7 @@ export class IdempotencyService {
     work: (trx: Db) => Promise<IdempotentAnswer<T>>,
     now = Date.now(),
   ): Promise<IdempotentAnswer<T> & { replayed: boolean }> {
-    return runIdempotent(this.store, req, work, now);
+    return runIdempotent(this.store, req, work, now, this.claimants);
   }
 
   /** See `pruneIdempotencyKeys`. */

@@ -3,8 +3,9 @@
  * them, and the events they send back. Concrete connectors live in src/connectors and are created from data by a
  * registry; the core never imports one.
  */
-import type { Lane } from './domain/fair-queue.ts';
-import type { RoutableMessage } from './domain/routing.ts';
+import type { Lane } from '../domain/fair-queue.ts';
+import type { RcsBody, RcsBodyProblem } from '../domain/rcs.ts';
+import type { RoutableMessage, RouteStrategy } from '../domain/routing.ts';
 import type { NumberLookup } from './lookup/enrich.ts';
 import type { LiveStatus } from './lookup/number-status.ts';
 
@@ -27,6 +28,8 @@ export interface OutboundMessage {
   attempt: number;
   /** Its dispatch lane (OTP and TRANSACTIONAL first): what a connector keeps of it for later goes in the same lane. */
   lane: Lane;
+  /** Its channel's flow (TRANSACTIONAL, MARKETING, OTP), for operators that want the kind of traffic declared. */
+  flow?: string;
 }
 
 export type SubmitResult =
@@ -34,8 +37,10 @@ export type SubmitResult =
   /**
    * `retryAt`: when to try again (a temporary refusal that knows, e.g. the TPS window ends), instead of backoff.
    * `detail`: for a permanent refusal, the message's status detail when the operator said why (INVALID_PHONE_NUMBER).
+   * `outcomeUnknown`: it went out and no answer came (the connection dropped, the answer timed out): the operator may
+   * have taken it, and the message is sent again — a repeat the operator gets unless it deduplicates.
    */
-  | { ok: false; temporary: boolean; code: string; reason: string; retryAt?: number; detail?: string };
+  | { ok: false; temporary: boolean; code: string; reason: string; retryAt?: number; detail?: string; outcomeUnknown?: true };
 
 /**
  * Whether this node may still send a message it claimed: its claim's lease has not run out (less a margin for clocks
@@ -144,7 +149,7 @@ export interface ConnectorContext {
   records: ConnectorRecords;
   /**
    * Takes `units` of the connector's rate (`perSecond`) for the whole cluster: every node running the connector
-   * shares one budget. Refused with the time the next second starts.
+   * shares one budget, which holds in every sliding second. Refused with the time the units will fit.
    */
   throttle(units: number, perSecond: number): Promise<{ ok: true } | { ok: false; retryAt: number }>;
   /**
@@ -234,6 +239,11 @@ export interface Connector {
   stats?(): ConnectorStats;
   /** RCS: whether a number can receive RCS, and which features its handset supports. */
   rcsCapability?(msisdn: string): Promise<RcsCapabilityAnswer>;
+  /**
+   * RCS: what in a body this connector's operator cannot carry (a field it has no place for, a combination it
+   * refuses), or null. Asked at accept, so such a message is refused there rather than lost at submit.
+   */
+  rcsBodyProblem?(body: RcsBody): RcsBodyProblem | null;
   /** RCS: withdraws messages not delivered yet (before their SMS fallback goes out). */
   revoke?(messageIds: string[]): Promise<void>;
   /** Lookups: whether a number is reachable now and which network serves it (an HLR query). */
@@ -245,6 +255,8 @@ export interface RouteChoice {
   route: string | null;
   /** What one part costs through this route (micro-euros), when the route says. */
   costPerPart: number | null;
+  /** The route asks for a live lookup of the number before each send (`lookupBeforeSend`). */
+  lookupBeforeSend: boolean;
   /** Every connector the route names, up or not (the message waits for the first when none is up). */
   names: string[];
   /** Connectors able to take the message now, in the order to try them (weighted pick first, then failover). */
@@ -254,6 +266,31 @@ export interface RouteChoice {
    * than failed over. Null otherwise.
    */
   elsewhere: string | null;
+  /** How the route chose (weight when no route matched). */
+  strategy?: RouteStrategy;
+  /** Connectors a message is placed with at most through this route, counting re-routes after a failed delivery. */
+  maxAttempts?: number;
+  /** What a part costs through each connector the route names (by name), when known: its rate in force, else the route's. */
+  costs?: ReadonlyMap<string, number | null>;
+  /** Connectors left out because the message would be placed at a loss through them (the route does not allow it). */
+  losing?: string[];
+  /** Delivery rates (0 to 1) to the message's network by connector name, when the route looks at them; null: not known. */
+  qualities?: ReadonlyMap<string, number | null>;
+  /** Connectors left out because they deliver below the route's `minDeliveryRate`. */
+  belowMinimum?: string[];
+  /**
+   * Why the route refuses the message: every connector it names would place it at a loss, and it does not allow
+   * that. Null otherwise.
+   */
+  refused?: string | null;
+}
+
+/** What routing needs to know of a message's money: its parts, what was charged for it, and when it is placed. */
+export interface RoutedMoney {
+  parts: number;
+  /** Micro-euros. */
+  charged: number;
+  at: number;
 }
 
 export type { RoutableMessage };
@@ -286,12 +323,18 @@ export interface ConnectorLiveState {
 
 /** Picks connectors for messages, and finds a running connector by name. */
 export interface Router {
-  route(m: RoutableMessage): RouteChoice;
+  /** `money`: to choose by cost and refuse a placement at a loss; `exclude`: connectors (by name) not to use. */
+  route(m: RoutableMessage, money?: RoutedMoney, exclude?: ReadonlySet<string>): RouteChoice;
   connector(name: string): Connector | undefined;
   /** Whether the connector named so is being restarted (its definition changed): live again in a moment. */
   isStarting(name: string): boolean;
   /** A running connector's state on this node, or undefined when it does not run here. */
   state(name: string): ConnectorLiveState | undefined;
+  /**
+   * Whether any route matches on MCC/MNC or asks for a lookup before sending: only then is the network a number is on
+   * now (the last live lookup) worth reading before routing.
+   */
+  usesNumberNetworks?(): boolean;
 }
 
 /** What the core needs to know of a kind of connector to store its definitions. */

@@ -1,5 +1,5 @@
 import type { Store } from '../store/db.ts';
-import { pruneInboundLeftovers, pruneMessages, pruneVoiceAudio, pruneWebhookDeliveries } from '../store/retention.ts';
+import { pruneDeliveryQuality, pruneInboundLeftovers, pruneMessages, pruneNumberLookups, pruneVoiceAudio, pruneWebhookDeliveries } from '../store/retention.ts';
 
 export interface RetentionSettings {
   /** Settled messages, their events and webhooks, unrouted inbound messages: kept this many days. */
@@ -39,9 +39,16 @@ export class Retention {
     const s = this.settings;
     return [
       { name: 'settled messages', prune: (now) => this.rounds((limit) => pruneMessages(this.store, now - s.messageDays * DAY_MS, limit)) },
-      { name: 'unrouted inbound messages and RCS conversations', prune: (now) => this.rounds((limit) => pruneInboundLeftovers(this.store, now - s.messageDays * DAY_MS, limit)) },
+      {
+        name: 'unrouted inbound messages and RCS conversations',
+        prune: (now) => this.rounds((limit) => pruneInboundLeftovers(this.store, now - s.messageDays * DAY_MS, limit)),
+      },
       { name: 'webhook deliveries', prune: (now) => this.rounds((limit) => pruneWebhookDeliveries(this.store, now - s.webhookDays * DAY_MS, limit)) },
       { name: 'voice recordings', prune: (now) => this.rounds((limit) => pruneVoiceAudio(this.store, now - s.audioDays * DAY_MS, limit)) },
+      // Kept for TERN_LOOKUP_CACHE_DAYS from each lookup: routing ignores them once expired, this frees their rows.
+      { name: 'expired lookup results', prune: (now) => this.rounds((limit) => pruneNumberLookups(this.store, now, limit)) },
+      // Route quality reads a week of hourly counters at most (GET /admin/v1/quality?hours=168).
+      { name: 'delivery counters', prune: (now) => this.rounds((limit) => pruneDeliveryQuality(this.store, now - 8 * DAY_MS, limit)) },
     ];
   }
 }

@@ -1,11 +1,12 @@
 /**
- * The entity types the doors see. The doors never reach the store themselves: what they read and write goes through
- * the core, and the shapes they render come from here.
+ * The entity types the doors and workers see. They never reach the store themselves: what they read and write goes
+ * through the core, and the shapes they render come from here.
  */
 import type { Db } from '../store/db.ts';
 
 export type { Channel } from '../store/channels.ts';
 export type { Credential } from '../store/credentials.ts';
+export type { Claim } from '../store/dispatch.ts';
 export type { LedgerEntry } from '../store/ledger.ts';
 export type { MessageEventRow, MessageRow } from '../store/messages.ts';
 export type { Organisation } from '../store/organisations.ts';

@@ -2,6 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../core/services.ts';
+import { isAuditRead } from './audit-read.ts';
 
 /** A request's turn among its organisation's (TenantAdmission): ended when its response is sent or its client goes. */
 interface Turn {
@@ -25,7 +26,7 @@ export function watchTurn(req: FastifyRequest, res: ServerResponse): void {
 /** Waits for the organisation's turn to answer this request (once per request; REST and legacy HTTP alike). */
 export async function takeTurn(services: Services, req: FastifyRequest, organisationId: string): Promise<void> {
   const turn = TURNS.get(req);
-  if (!turn || turn.end || turn.closed) return;
+  if (!turn || turn.end || turn.closed || isAuditRead(req)) return;
   const end = await services.admission.enter(organisationId);
   if (turn.closed) end();
   else turn.end = end;

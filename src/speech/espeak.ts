@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readPcm16Mono, resamplePcm16, writeWav, WavFormatError } from '../core/domain/wav.ts';
+import { readPcm16Mono, resamplePcm16, writeWav, WavFormatError } from './wav.ts';
 import {
   DEFAULT_SPEECH_RATE,
   type RenderedSpeech,
@@ -126,10 +126,7 @@ export class EspeakTts implements TextToSpeech {
         failure ??= error;
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       };
-      const timer = setTimeout(
-        () => fail(new TtsError('TIMEOUT', `${this.binary} did not finish within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
+      const timer = setTimeout(() => fail(new TtsError('TIMEOUT', `${this.binary} did not finish within ${this.timeoutMs} ms`)), this.timeoutMs);
 
       child.on('error', (err: NodeJS.ErrnoException) => {
         // A program that cannot be started (ENOENT, EACCES) emits 'error' before 'close'.

@@ -112,7 +112,10 @@ export class WorkerPool<T, R> {
   }
 
   private startTimer(slot: Slot<T, R>): void {
-    slot.timer = setTimeout(() => this.replace(slot, new WorkerJobError('TIMEOUT', `did not finish within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
+    slot.timer = setTimeout(
+      () => this.replace(slot, new WorkerJobError('TIMEOUT', `did not finish within ${this.options.timeoutMs} ms`)),
+      this.options.timeoutMs,
+    );
   }
 
   private spawn(): Slot<T, R> {

@@ -5,7 +5,7 @@
  */
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { resamplePcm16, writeWav } from '../core/domain/wav.ts';
+import { resamplePcm16, writeWav } from './wav.ts';
 import type { WorkerAnswer } from './pool.ts';
 
 // Synthesis is batch work beside a latency-bound HTTP thread: on Linux a thread's niceness is its own, so lowering this
@@ -88,7 +88,9 @@ function render(espeak: EspeakWorker, job: Extract<WasmJob, { kind: 'render' }>)
 }
 
 const port = parentPort!;
-port.on('message', async ({ id, payload }: { id: number; payload: WasmJob }) => {
+port.on('message', (job: { id: number; payload: WasmJob }) => void answerJob(job));
+
+async function answerJob({ id, payload }: { id: number; payload: WasmJob }): Promise<void> {
   let answer: WorkerAnswer<WasmResult>;
   try {
     const espeak = await load();
@@ -99,4 +101,4 @@ port.on('message', async ({ id, payload }: { id: number; payload: WasmJob }) => 
     answer = { id, ok: false, code: err instanceof Failure ? err.code : 'FAILED', message: (err as Error).message };
   }
   port.postMessage(answer, answer.ok && answer.result.kind === 'render' ? [answer.result.wav] : []);
-});
+}

@@ -83,7 +83,7 @@ export function runCached<R = unknown>(
  */
 export function batchParts<T>(pg: boolean, items: readonly T[], chunk: number): T[][] {
   const parts: T[][] = [];
-  for (let i = 0; i < items.length; ) {
+  for (let i = 0; i < items.length;) {
     const left = Math.min(items.length - i, chunk);
     const size = pg ? left : 2 ** Math.floor(Math.log2(left));
     parts.push(items.slice(i, i + size));
@@ -203,7 +203,14 @@ export async function runByList<R = unknown>(
   const pg = onPostgres(db);
   const out: R[] = [];
   for (const part of listParts(pg, values, query.chunk)) {
-    const r = await runCached<R>(db, query.name, part.length, (p) => statement(p, inList(p, query.column, part.length, leading.length + 1)), [...leading, ...listValues(pg, part)], query.unread);
+    const r = await runCached<R>(
+      db,
+      query.name,
+      part.length,
+      (p) => statement(p, inList(p, query.column, part.length, leading.length + 1)),
+      [...leading, ...listValues(pg, part)],
+      query.unread,
+    );
     for (const row of r.rows) out.push(row);
   }
   return out;
@@ -256,7 +263,14 @@ export async function insertRows<Name extends string>(
     if (pg) {
       const arrays: unknown[][] = names.map(() => []);
       for (const row of part) for (let c = 0; c < names.length; c++) arrays[c]!.push(row[names[c]!] ?? null);
-      await runCached(db, name, 0, () => `${head}select * from unnest(${columns.types.map((t, c) => `$${c + 1}::${ARRAY_TYPES[t]}`).join(', ')})${end}`, arrays.map(arrayLiteral), unread);
+      await runCached(
+        db,
+        name,
+        0,
+        () => `${head}select * from unnest(${columns.types.map((t, c) => `$${c + 1}::${ARRAY_TYPES[t]}`).join(', ')})${end}`,
+        arrays.map(arrayLiteral),
+        unread,
+      );
     } else {
       const values: unknown[] = [];
       for (const row of part) for (const c of names) values.push(row[c] ?? null);

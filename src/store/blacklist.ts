@@ -6,11 +6,7 @@ import type { BlacklistTable } from './schema.ts';
 export type BlacklistEntry = BlacklistTable;
 
 /** An organisation's entries, newest first, optionally only one number. */
-export async function listBlacklist(
-  db: Db,
-  organisationId: string,
-  opts: { msisdn?: string; offset: number; limit: number },
-): Promise<BlacklistEntry[]> {
+export async function listBlacklist(db: Db, organisationId: string, opts: { msisdn?: string; offset: number; limit: number }): Promise<BlacklistEntry[]> {
   let query = db.selectFrom('blacklist').selectAll().where('organisation_id', '=', organisationId);
   if (opts.msisdn) query = query.where('msisdn', '=', opts.msisdn);
   return query.orderBy('created_at', 'desc').orderBy('msisdn').offset(opts.offset).limit(opts.limit).execute();

@@ -9,7 +9,10 @@ export type CampaignRow = CampaignTable;
 const CHUNK = 500;
 
 export async function insertCampaign(db: Db, row: Omit<CampaignRow, 'cancelled_at'>): Promise<void> {
-  await db.insertInto('campaigns').values({ ...row, cancelled_at: null }).execute();
+  await db
+    .insertInto('campaigns')
+    .values({ ...row, cancelled_at: null })
+    .execute();
 }
 
 export async function findCampaign(db: Db, id: string): Promise<CampaignRow | null> {
@@ -79,11 +82,7 @@ export async function countMessageIn(db: Db, id: string, sendAt?: number): Promi
   return Number(r.numUpdatedRows) === 1;
 }
 
-export async function updateCampaign(
-  db: Db,
-  id: string,
-  set: Partial<Pick<CampaignRow, 'send_at' | 'ref_client' | 'body' | 'cancelled_at'>>,
-): Promise<void> {
+export async function updateCampaign(db: Db, id: string, set: Partial<Pick<CampaignRow, 'send_at' | 'ref_client' | 'body' | 'cancelled_at'>>): Promise<void> {
   await db.updateTable('campaigns').set(set).where('id', '=', id).execute();
 }
 
@@ -154,7 +153,11 @@ export async function writeMessageBodies(db: Db, changes: Array<{ id: string; ch
   }
   for (const { change, ids } of groups.values()) {
     for (let i = 0; i < ids.length; i += CHUNK) {
-      await db.updateTable('messages').set(change).where('id', 'in', ids.slice(i, i + CHUNK)).execute();
+      await db
+        .updateTable('messages')
+        .set(change)
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .execute();
     }
   }
 }

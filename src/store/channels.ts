@@ -1,4 +1,4 @@
-import type { ChannelFlow, ChannelType } from '../core/domain/tenancy.ts';
+import type { ChannelFlow, ChannelType } from '../domain/tenancy.ts';
 import type { Db } from './db.ts';
 import type { ChannelTable } from './schema.ts';
 
@@ -18,6 +18,8 @@ export interface Channel {
   webhookSecretPrevious: string | null;
   webhookSecretPreviousUntil: number | null;
   fallbackSmsChannelId: string | null;
+  /** Long URLs in its SMS are replaced by tracked short links at accept. */
+  shortLinks: boolean;
   state: string;
   createdAt: number;
 }
@@ -39,6 +41,7 @@ export function toChannel(r: ChannelTable): Channel {
     webhookSecretPrevious: r.webhook_secret_previous,
     webhookSecretPreviousUntil: r.webhook_secret_previous_until,
     fallbackSmsChannelId: r.fallback_sms_channel_id,
+    shortLinks: r.short_links === 1,
     state: r.state,
     createdAt: r.created_at,
   };
@@ -61,6 +64,7 @@ function toRow(c: Channel): ChannelTable {
     webhook_secret_previous: c.webhookSecretPrevious,
     webhook_secret_previous_until: c.webhookSecretPreviousUntil,
     fallback_sms_channel_id: c.fallbackSmsChannelId,
+    short_links: c.shortLinks ? 1 : 0,
     state: c.state,
     created_at: c.createdAt,
   };
@@ -80,7 +84,12 @@ export async function channelsWithSecretsInClear(db: Db): Promise<Channel[]> {
   const rows = await db
     .selectFrom('channels')
     .selectAll()
-    .where((eb) => eb.or([eb('webhook_secret', 'not like', 'v1:%'), eb.and([eb('webhook_secret_previous', 'is not', null), eb('webhook_secret_previous', 'not like', 'v1:%')])]))
+    .where((eb) =>
+      eb.or([
+        eb('webhook_secret', 'not like', 'v1:%'),
+        eb.and([eb('webhook_secret_previous', 'is not', null), eb('webhook_secret_previous', 'not like', 'v1:%')]),
+      ]),
+    )
     .execute();
   return rows.map(toChannel);
 }
@@ -92,13 +101,7 @@ export async function findChannel(db: Db, id: string): Promise<Channel | null> {
 
 export async function listChannels(db: Db, organisationIds: string[]): Promise<Channel[]> {
   if (organisationIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('channels')
-    .selectAll()
-    .where('organisation_id', 'in', organisationIds)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const rows = await db.selectFrom('channels').selectAll().where('organisation_id', 'in', organisationIds).orderBy('created_at').orderBy('id').execute();
   return rows.map(toChannel);
 }
 

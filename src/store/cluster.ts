@@ -7,7 +7,8 @@ export async function heartbeat(store: Store, nodeId: string, startedAt: number,
   const row = await store.db
     .insertInto('nodes')
     .values({ id: nodeId, started_at: startedAt, seen_at: now })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: now }))
+    // A process started again under the same id says so: what the previous one held is gone with it.
+    .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: now, started_at: startedAt }))
     .returning((eb) =>
       eb
         .selectFrom('nodes as other')
@@ -26,8 +27,18 @@ export async function otherBeats(store: Store, nodeId: string, since: number): P
   return rows.map((r) => ({ id: r.id, seenAt: Number(r.seen_at) }));
 }
 
+/** A node's last beat and the start of the process that made it, or null when the node is not known. */
+export async function findNode(store: Store, nodeId: string): Promise<{ seenAt: number; startedAt: number } | null> {
+  const row = await store.db.selectFrom('nodes').select(['seen_at', 'started_at']).where('id', '=', nodeId).executeTakeFirst();
+  return row ? { seenAt: Number(row.seen_at), startedAt: Number(row.started_at) } : null;
+}
+
 export async function liveNodeCount(store: Store, since: number): Promise<number> {
-  const row = await store.db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('seen_at', '>=', since).executeTakeFirst();
+  const row = await store.db
+    .selectFrom('nodes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('seen_at', '>=', since)
+    .executeTakeFirst();
   return Math.max(1, Number(row?.n ?? 0));
 }
 
@@ -78,12 +89,7 @@ export async function holdSlots(
         .execute();
     }
     if (release.length > 0) {
-      await trx
-        .updateTable('connector_slots')
-        .set({ node: null, lease_until: null })
-        .where('connector', '=', connector)
-        .where('slot', 'in', release)
-        .execute();
+      await trx.updateTable('connector_slots').set({ node: null, lease_until: null }).where('connector', '=', connector).where('slot', 'in', release).execute();
     }
     return held;
   });

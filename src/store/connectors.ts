@@ -18,7 +18,15 @@ export function listRouteRows(db: Db): Promise<RouteRow[]> {
 }
 
 const CHUNK = 400;
-const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>('connector_records', { connector: 'text', key: 'text', data: 'text', due_at: 'bigint', lease_until: 'bigint', created_at: 'bigint', lane: 'integer' });
+const RECORD_COLUMNS = columnsOf<ConnectorRecordRow>('connector_records', {
+  connector: 'text',
+  key: 'text',
+  data: 'text',
+  due_at: 'bigint',
+  lease_until: 'bigint',
+  created_at: 'bigint',
+  lane: 'integer',
+});
 
 export function findRecords(db: Db, connector: string, keys: string[]): Promise<ConnectorRecordRow[]> {
   return runByList<ConnectorRecordRow>(
@@ -70,7 +78,12 @@ export async function settleRecords(db: Db, connector: string, keys: string[]): 
 
 /** Deletes records with nothing due that were created before `before`; answers how many. */
 export async function pruneSettledRecords(db: Db, before: number): Promise<number> {
-  const r = await db.deleteFrom('connector_records').where('due_at', 'is', null).where('lease_until', 'is', null).where('created_at', '<', before).executeTakeFirst();
+  const r = await db
+    .deleteFrom('connector_records')
+    .where('due_at', 'is', null)
+    .where('lease_until', 'is', null)
+    .where('created_at', '<', before)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

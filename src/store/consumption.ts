@@ -43,12 +43,7 @@ function scoped(db: Db, scope: RollupScope) {
 const periodOf = (length: PeriodKeyLength) => sql<string>`substr(day, 1, ${sql.lit(length)})`;
 
 /** One row per (channel, period) that has anything, newest period first, then by channel id. */
-export async function periodTotals(
-  db: Db,
-  scope: RollupScope,
-  length: PeriodKeyLength,
-  page: { offset: number; limit: number },
-): Promise<PeriodTotal[]> {
+export async function periodTotals(db: Db, scope: RollupScope, length: PeriodKeyLength, page: { offset: number; limit: number }): Promise<PeriodTotal[]> {
   if (scope.channelIds?.length === 0) return [];
   const period = periodOf(length);
   const rows = await scoped(db, scope)
@@ -107,28 +102,15 @@ export async function periodBreakdown(db: Db, scope: RollupScope, length: Period
 
 /** The days and types a channel has rollups for: bounded by the calendar, not by the traffic. */
 export async function channelRollupDays(db: Db, channelId: string): Promise<Array<{ day: string; channelType: string }>> {
-  const rows = await db
-    .selectFrom('consumption_rollups')
-    .select(['day', 'channel_type'])
-    .distinct()
-    .where('channel_id', '=', channelId)
-    .execute();
+  const rows = await db.selectFrom('consumption_rollups').select(['day', 'channel_type']).distinct().where('channel_id', '=', channelId).execute();
   return rows.map((r) => ({ day: r.day, channelType: r.channel_type }));
 }
 
 /** A channel's charged amounts (net of refunds) on `today` and from `monthStart` on. */
-export async function channelDailyAndMonthlyAmounts(
-  db: Db,
-  channelId: string,
-  today: string,
-  monthStart: string,
-): Promise<{ daily: number; monthly: number }> {
+export async function channelDailyAndMonthlyAmounts(db: Db, channelId: string, today: string, monthStart: string): Promise<{ daily: number; monthly: number }> {
   const row = await db
     .selectFrom('consumption_rollups')
-    .select([
-      sql<number>`coalesce(sum(case when day = ${today} then amount else 0 end), 0)`.as('daily'),
-      sql<number>`coalesce(sum(amount), 0)`.as('monthly'),
-    ])
+    .select([sql<number>`coalesce(sum(case when day = ${today} then amount else 0 end), 0)`.as('daily'), sql<number>`coalesce(sum(amount), 0)`.as('monthly')])
     .where('channel_id', '=', channelId)
     .where('day', '>=', monthStart)
     .executeTakeFirst();

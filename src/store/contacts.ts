@@ -7,9 +7,7 @@ export type ContactRow = ContactTable;
 export type ContactGroupRow = ContactGroupTable;
 
 export async function findContactByMsisdn(db: Db, organisationId: string, msisdn: string): Promise<ContactRow | null> {
-  return (
-    (await db.selectFrom('contacts').selectAll().where('organisation_id', '=', organisationId).where('msisdn', '=', msisdn).executeTakeFirst()) ?? null
-  );
+  return (await db.selectFrom('contacts').selectAll().where('organisation_id', '=', organisationId).where('msisdn', '=', msisdn).executeTakeFirst()) ?? null;
 }
 
 /** Inserts a contact unless the organisation has one with its number already; true when it was inserted. */

@@ -1,4 +1,4 @@
-import type { Role } from '../core/domain/tenancy.ts';
+import type { Role } from '../domain/tenancy.ts';
 import type { Db } from './db.ts';
 import type { CredentialTable } from './schema.ts';
 
@@ -59,12 +59,7 @@ export async function findCredential(db: Db, id: string): Promise<Credential | n
 }
 
 export async function listCredentials(db: Db, channelId: string): Promise<Credential[]> {
-  const rows = await db
-    .selectFrom('credentials')
-    .selectAll()
-    .where('channel_id', '=', channelId)
-    .orderBy('created_at')
-    .execute();
+  const rows = await db.selectFrom('credentials').selectAll().where('channel_id', '=', channelId).orderBy('created_at').execute();
   return rows.map(toCredential);
 }
 

@@ -4,8 +4,6 @@ import SQLite from 'better-sqlite3';
 import {
   Kysely,
   type KyselyPlugin,
-  type Migration,
-  Migrator,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
   type QueryResult,
@@ -16,14 +14,19 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
-import { migrations } from './migrations/index.ts';
+import { levelOf, type MigrationTarget, migrateToLatest, readMigrationState, type SchemaLevel } from './migrator.ts';
 import { Signals } from './signals.ts';
 import { profiledStatement, profilePgClient } from './sql-profile.ts';
 import { preparedName } from './batch-sql.ts';
-import { PipelinedPostgresDialect } from './pg-driver.ts';
+import { PipelinedPostgresDialect, queryWithin } from './pg-driver.ts';
 import { SqliteCheckpointer } from './sqlite-checkpoints.ts';
+import { StorageFailure, storageFailureOf } from './failures.ts';
+import { GuardedDialect } from './guarded-dialect.ts';
+import { StoreHealth } from './health.ts';
+import { describeBytes, diskSpace, isDiskFull, MIN_FREE_BYTES, probeWrite } from './sqlite-space.ts';
 
 export type { Db, Dialect } from './schema.ts';
+export type { SchemaLevel } from './migrator.ts';
 import type { Db, Dialect } from './schema.ts';
 
 export interface Store {
@@ -37,9 +40,23 @@ export interface Store {
   readonly signals: Signals;
   /** Statements run through `db` since the store was opened (BEGIN and COMMIT aside). */
   readonly statements: StatementCounter;
+  /** The schema's migrations when the store was opened (after migrating): counted once, read by every /healthz. */
+  readonly schemaLevel: SchemaLevel;
+  /**
+   * How the database is as this node sees it (up, down, or — SQLite — its disk full), told when it changes; the
+   * failures that made it so are logged, at most once every 10 s.
+   */
+  readonly health: StoreHealth;
+  /**
+   * Whether the database answers now (SQLite with a full disk: whether a write succeeds again), within a short
+   * timeout: never waits longer than that, whatever the database does.
+   */
+  ready(): Promise<{ ready: true } | { ready: false; reason: string }>;
   ping(): Promise<void>;
   /** PostgreSQL: starts hearing the other nodes' wake-ups. */
   listen?(): Promise<void>;
+  /** SQLite: the disk was full when the store was opened (it serves reads; writes fail until there is room). */
+  readonly startedFull: boolean;
   close(): Promise<void>;
 }
 
@@ -105,6 +122,7 @@ const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
 function withRowBuilder(stmt: SQLite.Statement): SQLite.Statement {
   if (!stmt.reader) return stmt;
   const names = stmt.columns().map((c) => JSON.stringify(c.name));
+  // oxlint-disable-next-line typescript/no-implied-eval -- built from the statement's own column names, quoted
   const build = new Function('r', `return {${names.map((n, i) => `${n}: r[${i}]`).join(', ')}};`) as (row: unknown[]) => unknown;
   stmt.raw(true);
   const all = stmt.all.bind(stmt) as (...params: unknown[]) => unknown[][];
@@ -136,42 +154,195 @@ export interface StoreOptions {
   sqliteCacheMb?: number;
   /** false: open as it is, without applying migrations (`tern doctor`, `tern migrate` reading what is pending). */
   migrate?: boolean;
+  /**
+   * PostgreSQL: the longest a statement may run (the server's `statement_timeout`; the client gives up a little
+   * later on a server that does not answer at all, and drops that connection). Default 10,000 ms; 0: no limit.
+   */
+  statementTimeoutMs?: number;
+  /** PostgreSQL: the longest to wait for a connection, new or from the pool (default 5,000 ms). */
+  connectTimeoutMs?: number;
+  /** Told of the database's failures (rate-limited) and of what the store does about them. */
+  log?: StoreLog;
 }
 
-function openSqlite(path: string, nodeId: string, options: StoreOptions): Store {
-  const file = path === ':memory:' ? path : resolve(path);
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+/** A store just opened, with what its migrations need. */
+interface Opened {
+  store: Store & { schemaLevel: SchemaLevel };
+  migration: MigrationTarget;
+  /** Closes what the migrations alone used (PostgreSQL: their pool, without statement timeout). */
+  closeMigration(): Promise<void>;
+}
+
+const NO_LEVEL: SchemaLevel = Object.freeze({ applied: 0, latest: null, pending: 0 });
+
+/** Where the store says what happened to its database (pino's warn and info fit). */
+export interface StoreLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+}
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** How long a readiness check may take: /readyz answers within it whatever the database does. */
+const READY_TIMEOUT_MS = 2_000;
+/** The client's own bound on a statement, past the server's statement_timeout (a server that does not answer at all). */
+const CLIENT_TIMEOUT_MARGIN_MS = 2_000;
+
+function warnOf(log: StoreLog | undefined, dialect: Dialect): (failure: StorageFailure, unreported: number) => void {
+  return (failure, unreported) => {
+    const cause = failure.cause as { code?: unknown; message?: unknown } | undefined;
+    log?.warn(
+      {
+        dialect,
+        kind: failure.kind,
+        ...(typeof cause?.code === 'string' && { code: cause.code }),
+        ...(unreported > 0 && { alsoFailedSinceLastReport: unreported }),
+      },
+      failure.kind === 'full' ? `database write failed, disk full: ${failure.message}` : `database failure: ${failure.message}`,
+    );
+  };
+}
+
+/** Opens the SQLite file with Tern's settings; `exclusive`: without the shared-memory index (see openSqlite). */
+function openSqliteHandle(file: string, options: StoreOptions, exclusive: boolean): SQLite.Database {
   const handle = new SQLite(file);
-  handle.pragma('journal_mode = WAL');
-  handle.pragma(`synchronous = ${options.sqliteSynchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
-  handle.pragma(`cache_size = -${Math.round((options.sqliteCacheMb ?? 16) * 1024)}`);
-  handle.pragma('busy_timeout = 5000');
-  handle.pragma('foreign_keys = ON');
-  // The log is copied back by a thread of its own (SqliteCheckpointer), after which it starts over; a commit
-  // checkpoints only if the log still reaches 16 MiB, by then almost all copied already (kept at most 64 MiB on disk).
-  handle.pragma('wal_autocheckpoint = 4096');
-  handle.pragma('journal_size_limit = 67108864');
-  const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(file);
+  try {
+    if (exclusive) handle.pragma('locking_mode = EXCLUSIVE');
+    handle.pragma('journal_mode = WAL');
+    handle.pragma(`synchronous = ${options.sqliteSynchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
+    handle.pragma(`cache_size = -${Math.round((options.sqliteCacheMb ?? 16) * 1024)}`);
+    // A statement waits this long for another connection's lock (the checkpointer's TRUNCATE, another process).
+    handle.pragma('busy_timeout = 5000');
+    handle.pragma('foreign_keys = ON');
+    // The log is copied back by a thread of its own (SqliteCheckpointer), after which it starts over; a commit
+    // checkpoints only if the log still reaches 16 MiB, by then almost all copied already. When the log starts over,
+    // its file is cut back to 16 MiB, and the checkpointer truncates it to nothing once it is idle (see
+    // sqlite-checkpoints.worker.mjs): the log stays within a few MiB of what writes need, never several times the
+    // database's size on a disk that has room for little more.
+    handle.pragma('wal_autocheckpoint = 4096');
+    handle.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+    // The first read opens the log and its index: on a full disk, where the index cannot be made, it fails here.
+    handle.prepare('select count(*) from sqlite_master').get();
+  } catch (err) {
+    handle.close();
+    throw err;
+  }
+  return handle;
+}
+
+/** The log file's size once it starts over (bytes). */
+const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
+
+function openSqlite(path: string, nodeId: string, options: StoreOptions): Opened {
+  const file = path === ':memory:' ? path : resolve(path);
+  const dir = dirname(file);
+  if (file !== ':memory:') mkdirSync(dir, { recursive: true });
+  let handle: SQLite.Database;
+  // A disk so full that SQLite cannot make the log's shared-memory index: opened in exclusive locking mode, where
+  // the index is kept in memory, so the database can be read (and written once there is room); the checkpointer's
+  // connection cannot share it then, so the writer checkpoints the log itself until Tern is restarted.
+  let exclusive = false;
+  try {
+    handle = openSqliteHandle(file, options, false);
+  } catch (err) {
+    if (file === ':memory:' || !isDiskFull(err)) throw err;
+    try {
+      handle = openSqliteHandle(file, options, true);
+    } catch (again) {
+      if (!isDiskFull(again)) throw again;
+      const free = diskSpace(dir);
+      throw new StorageFailure(
+        'full',
+        `cannot open the database ${file}: the disk holding it is full${free === null ? '' : ` (${describeBytes(free)} free)`}; free some space and start again`,
+        { cause: again },
+      );
+    }
+    exclusive = true;
+  }
+  const opened = handle;
+  const checkpointer = file === ':memory:' || exclusive ? null : new SqliteCheckpointer(file, { onError: (message) => checkpointWarning(message) });
+  let lastCheckpointWarning = Number.NEGATIVE_INFINITY;
+  const checkpointWarning = (message: string) => {
+    // A full disk fails every checkpoint: said once a minute at most.
+    if (Date.now() - lastCheckpointWarning < 60_000) return;
+    lastCheckpointWarning = Date.now();
+    options.log?.warn({ dialect: 'sqlite' }, `checkpointing the database's log failed: ${message}`);
+  };
   const statements = new StatementCounter();
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(handle) }), plugins: [statements] });
-  return {
+  const health = new StoreHealth({
+    probeTimeoutMs: READY_TIMEOUT_MS,
+    failFast: false,
+    warn: warnOf(options.log, 'sqlite'),
+    probe: async (_timeoutMs, write) => {
+      if (!write) {
+        opened.prepare('select 1').get();
+        return;
+      }
+      const free = file === ':memory:' ? null : diskSpace(dir);
+      if (free !== null && free < MIN_FREE_BYTES) throw new StorageFailure('full', `the disk holding the database has ${describeBytes(free)} free`);
+      // A transaction under way holds the connection: the free space says enough then.
+      if (opened.inTransaction) return;
+      try {
+        probeWrite(opened);
+      } catch (err) {
+        throw storageFailureOf(err) ?? err;
+      }
+    },
+  });
+  health.onChange((state) => {
+    if (state === 'up') options.log?.info({ dialect: 'sqlite' }, 'the database can be written again');
+  });
+  const cached = withStatementCache(opened);
+  const db = new Kysely<Database>({
+    dialect: new GuardedDialect(new SqliteDialect({ database: cached }), health, { remoteCommit: false, beginImmediate: true }),
+    plugins: [statements],
+  });
+  const startedFull = exclusive || diskFullAtStart(opened, file === ':memory:' ? null : dir);
+  if (startedFull) {
+    health.failed(new StorageFailure('full', `the disk holding ${file} is full`));
+    const free = file === ':memory:' ? null : diskSpace(dir);
+    options.log?.warn(
+      { dialect: 'sqlite', file, ...(free !== null && { freeBytes: free }) },
+      `the disk holding the database is full${free === null ? '' : ` (${describeBytes(free)} free)`}: serving reads, writes are refused (507) until space is freed`,
+    );
+  }
+  const store = {
     db,
-    dialect: 'sqlite',
-    sqlite: handle,
+    dialect: 'sqlite' as const,
+    sqlite: opened,
     schema: null,
     signals: new Signals('sqlite', 'tern', nodeId),
     statements,
+    schemaLevel: NO_LEVEL,
+    health,
+    startedFull,
+    ready: () => health.ready(),
     async ping() {
       await sql`select 1`.execute(db);
     },
     async close() {
+      health.close();
       await checkpointer?.stop();
       await db.destroy();
     },
   };
+  return { store, migration: { dialect: 'sqlite', db, file, handle: cached }, closeMigration: async () => undefined };
 }
 
-function openPostgres(url: string, nodeId: string): Store {
+/** Whether the disk holding an open database has no room: too little free space, or a small write fails. */
+function diskFullAtStart(handle: SQLite.Database, dir: string | null): boolean {
+  const free = dir === null ? null : diskSpace(dir);
+  if (free !== null && free < MIN_FREE_BYTES) return true;
+  try {
+    probeWrite(handle);
+    return false;
+  } catch (err) {
+    if (isDiskFull(err)) return true;
+    throw err;
+  }
+}
+
+function openPostgres(url: string, nodeId: string, options: StoreOptions): Opened {
   const u = new URL(url);
   const schema = u.searchParams.get('schema');
   u.searchParams.delete('schema');
@@ -185,36 +356,133 @@ function openPostgres(url: string, nodeId: string): Store {
   u.searchParams.delete('options');
   const sessionOptions = [urlOptions, schema ? `-c search_path=${schema}` : null].filter(Boolean).join(' ');
   const connectionString = u.toString();
-  const pool = new pg.Pool({
-    connectionString,
-    max: poolSize,
-    // Queries go out without waiting for the one before (the driver sends the statements nobody reads so).
-    pipeline: true,
-    options: `${sessionOptions} -c plan_cache_mode=force_custom_plan`.trim(),
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const health = new StoreHealth({
+    probeTimeoutMs: Math.min(READY_TIMEOUT_MS, connectTimeoutMs),
+    warn: warnOf(options.log, 'postgres'),
+    probe: (timeoutMs) => probePool(pool, timeoutMs),
   });
-  pool.on('connect', profilePgClient);
-  pool.on('connect', usePreparedBatches);
+  health.onChange((state) => {
+    if (state === 'down') options.log?.warn({ dialect: 'postgres' }, 'the database does not answer: requests that need it are refused (503) until it does');
+    else if (state === 'up') options.log?.info({ dialect: 'postgres' }, 'the database answers again');
+  });
+  const pool = newPool(connectionString, nodeId, {
+    max: poolSize,
+    statementTimeoutMs,
+    connectTimeoutMs,
+    sessionOptions,
+    onError: (err) => health.connectionLost(err),
+  });
   const statements = new StatementCounter();
-  const db = new Kysely<Database>({ dialect: new PipelinedPostgresDialect(pool), plugins: [statements] });
+  const db = new Kysely<Database>({ dialect: new GuardedDialect(new PipelinedPostgresDialect(pool), health), plugins: [statements] });
   const signals = new Signals('postgres', `tern_wake${schema ? `_${schema.toLowerCase()}` : ''}`, nodeId);
-  return {
+  health.onChange((state) => {
+    if (state === 'up') signals.databaseAnswers();
+  });
+  const store = {
     db,
-    dialect: 'postgres',
+    dialect: 'postgres' as const,
     sqlite: null,
     schema,
     signals,
     statements,
+    schemaLevel: NO_LEVEL,
+    health,
+    startedFull: false,
+    ready: () => health.ready(),
     async ping() {
       await sql`select 1`.execute(db);
     },
     async listen() {
-      await signals.listen(connectionString, sessionOptions || undefined);
+      await signals.listen(connectionString, sessionOptions || undefined, { connectTimeoutMs, onLost: (err) => health.connectionLost(err) });
     },
     async close() {
+      health.close();
       await signals.close();
       await db.destroy();
     },
   };
+  // Migrations may build indexes over large tables: no statement timeout for them, on a small pool of their own
+  // (connecting lazily: a start with nothing to migrate opens none of it but the look at what is applied).
+  const migrationPool = newPool(connectionString, nodeId, { max: 2, statementTimeoutMs: 0, connectTimeoutMs, sessionOptions, onError: () => undefined });
+  const migrationDb = new Kysely<Database>({ dialect: new GuardedDialect(new PipelinedPostgresDialect(migrationPool), health) });
+  return {
+    store,
+    migration: {
+      dialect: 'postgres',
+      db: introspectingOwnSchema(migrationDb, schema),
+      schema,
+      connect: () => new pg.Client({ connectionString, connectionTimeoutMillis: connectTimeoutMs, ...(sessionOptions && { options: sessionOptions }) }),
+    },
+    closeMigration: () => migrationDb.destroy(),
+  };
+}
+
+interface PoolSettings {
+  max: number;
+  /** 0: none. */
+  statementTimeoutMs: number;
+  connectTimeoutMs: number;
+  sessionOptions: string;
+  /** An error of a connection (idle in the pool, or in use): it is dropped and replaced, and this is told. */
+  onError: (err: Error) => void;
+}
+
+/**
+ * A pool of pipelined connections whose errors never go unheard (an `error` event nobody listens to ends the
+ * process): a connection that fails is dropped by the pool and a new one made when needed. Every wait is bounded:
+ * a connection is had within `connectTimeoutMs` (new, or from a full pool), a statement runs at most
+ * `statement_timeout` on the server, and the client gives up on one a little later if the server does not answer
+ * at all (a frozen server, a lost network), dropping its connection.
+ */
+function newPool(connectionString: string, nodeId: string, settings: PoolSettings): pg.Pool {
+  const timeouts = settings.statementTimeoutMs > 0 ? `-c statement_timeout=${settings.statementTimeoutMs}` : '';
+  const pool = new pg.Pool({
+    connectionString,
+    max: settings.max,
+    // Queries go out without waiting for the one before (the driver sends the statements nobody reads so).
+    pipeline: true,
+    // The session settings of the URL come after Tern's timeout, so a URL that sets its own wins.
+    options: `${timeouts} ${settings.sessionOptions} -c plan_cache_mode=force_custom_plan`.replace(/\s+/g, ' ').trim(),
+    application_name: `tern ${nodeId}`,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    ...(settings.statementTimeoutMs > 0 && { query_timeout: settings.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS }),
+    keepAlive: true,
+  });
+  pool.on('error', settings.onError);
+  pool.on('connect', (client) => {
+    client.on('error', settings.onError);
+  });
+  pool.on('connect', profilePgClient);
+  pool.on('connect', usePreparedBatches);
+  return pool;
+}
+
+/**
+ * `select 1` on a connection of the pool within `timeoutMs` (the pool full of stuck connections fails it too). A
+ * connection found lost (ended by the server while idle, not yet noticed by the pool) is dropped and the probe runs
+ * again on another: a lost connection says nothing of the database.
+ */
+async function probePool(pool: pg.Pool, timeoutMs: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw storageFailureOf(err) ?? err;
+    }
+    try {
+      await queryWithin(client, 'select 1', timeoutMs);
+      client.release();
+      return;
+    } catch (err) {
+      client.release(true);
+      const failure = storageFailureOf(err);
+      if (attempt < 3 && failure !== null && !failure.noAnswer) continue;
+      throw failure ?? err;
+    }
+  }
 }
 
 /** A connection runs the pipeline's batch statements as named prepared statements (see batch-sql.ts). */
@@ -258,17 +526,38 @@ export async function inTransaction<T>(store: Store, work: (trx: Db) => Promise<
  * Opens `sqlite:<path>` or `postgres://…[?schema=name&pool=n]` and brings its schema up to date.
  */
 export async function openStore(databaseUrl: string, nodeId = `node-${process.pid}`, options: StoreOptions = {}): Promise<Store> {
-  const store = databaseUrl.startsWith('sqlite:')
+  const { store, migration, closeMigration } = databaseUrl.startsWith('sqlite:')
     ? openSqlite(databaseUrl.slice('sqlite:'.length), nodeId, options)
-    : openPostgres(databaseUrl, nodeId);
+    : openPostgres(databaseUrl, nodeId, options);
   try {
-    if (options.migrate !== false) await migrate(store);
+    try {
+      if (options.migrate !== false) await migrate(store, migration);
+    } finally {
+      await closeMigration();
+    }
+    store.schemaLevel = levelOf(await readMigrationState(store.db, store.schema));
     await store.listen?.();
   } catch (err) {
     await store.close();
     throw err;
   }
   return store;
+}
+
+/**
+ * Brings the schema up to date. On a full disk nothing can be written, not even the migrations' lock: a database that
+ * needs no migration is served as it is (reads), one that needs some cannot start.
+ */
+async function migrate(store: Store, migration: MigrationTarget): Promise<void> {
+  if (store.startedFull) {
+    const { pending } = await readMigrationState(store.db, store.schema);
+    if (pending.length === 0) return;
+    throw new StorageFailure(
+      'full',
+      `the disk holding the database is full: the database needs ${pending.length} migration${pending.length === 1 ? '' : 's'} (${pending[0]}…), which cannot be written; free some space and start again`,
+    );
+  }
+  await migrateToLatest(migration);
 }
 
 /**
@@ -297,23 +586,4 @@ function introspectingOwnSchema(db: Kysely<Database>, schema: string | null): Ky
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-}
-
-async function migrate(store: Store): Promise<void> {
-  if (store.schema) await sql`create schema if not exists ${sql.id(store.schema)}`.execute(store.db);
-  const migrator = new Migrator({
-    db: store.dialect === 'postgres' ? introspectingOwnSchema(store.db, store.schema) : store.db,
-    // Without it the migrator finds its lock table in any schema of the database and skips creating its own.
-    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
-    provider: {
-      async getMigrations(): Promise<Record<string, Migration>> {
-        return migrations;
-      },
-    },
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
-  }
 }

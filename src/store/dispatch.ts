@@ -4,6 +4,7 @@ import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import { lockMessageIds } from './messages.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
+import { insertAttempts } from './attempts.ts';
 
 /** The dispatch queue: one row per message waiting to be placed with an operator. */
 
@@ -23,10 +24,21 @@ export interface DispatchOutcomes {
     connector: string;
     route: string;
     parts: number;
-    /** What the operator charges for it, micro-euros. */
-    cost: number;
+    /** What the operator charges for it, micro-euros; null when its connector has no rate for it (nor its route a cost). */
+    cost: number | null;
+    /** What was charged for it; 0 for a message placed again (it is charged once, counted with its first placement). */
     charged: number;
     day: string;
+    organisationId: string;
+    /** The destination country, '' when unknown. */
+    country: string;
+    /** Placed again after a failed delivery through another connector. */
+    again?: boolean;
+    /** Which placement of the message this is (1 for the first). */
+    attempt: number;
+    placedAt: number;
+    /** The destination network: MCC+MNC, else the country, else ''. */
+    network: string;
   }>;
   /** To try again at `dueAt` (temporary errors), waiting for that connector if one was named. */
   retries: Array<{ id: string; dueAt: number; attempts: number; waitingOn: string | null }>;
@@ -53,7 +65,12 @@ const QUEUED_COLUMNS = columnsOf<Omit<DispatchQueueTable, 'waiting_on' | 'previo
  * retried), is left to its new owner. `also` runs in the same transaction with the ids of the `done` rows the claim
  * still held (their final statuses are written there, so a crash cannot leave a message off the queue and not final).
  */
-export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutcomes, also?: (trx: Db, held: Set<string>) => Promise<void>): Promise<Set<string>> {
+export async function recordDispatch(
+  store: Store,
+  claim: Claim,
+  o: DispatchOutcomes,
+  also?: (trx: Db, held: Set<string>) => Promise<void>,
+): Promise<Set<string>> {
   const done = [...o.done, ...o.submitted.map((s) => s.id)];
   return inTransaction(store, async (trx) => {
     // The pass's messages locked first, in id order, the order a change of status locks its messages in
@@ -62,18 +79,37 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
     await lockMessageIds(trx, store.dialect, done);
     for (const chunk of batchParts(onPostgres(trx), o.submitted, CHUNK)) {
       const values: unknown[] = [];
-      for (const s of chunk) values.push(s.id, s.upstreamId, s.connector, s.route);
+      for (const s of chunk) values.push(s.id, s.upstreamId, s.connector, s.route, s.cost);
       await runCached(
         trx,
         'record placements',
         chunk.length,
-        (pg) => `update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, attempts = attempts + 1
-        from ${valuesTable(pg, chunk.length, 4)} where messages.id = v.column1`,
-        rowValues(onPostgres(trx), 4, values),
+        (
+          pg,
+        ) => `update messages set upstream_id = v.column2, connector = v.column3, route = v.column4, cost = ${pg ? 'cast(v.column5 as bigint)' : 'v.column5'}, attempts = attempts + 1
+        from ${valuesTable(pg, chunk.length, 5)} where messages.id = v.column1`,
+        rowValues(onPostgres(trx), 5, values),
         true,
       );
     }
+    await insertAttempts(
+      trx,
+      o.submitted.map((s) => ({
+        message_id: s.id,
+        attempt: s.attempt,
+        connector: s.connector,
+        route: s.route,
+        upstream_id: s.upstreamId,
+        network: s.network,
+        cost: s.cost,
+        placed_at: s.placedAt,
+        outcome: null,
+        detail: null,
+        ended_at: null,
+      })),
+    );
     await addToRouteRollups(trx, o.submitted);
+    await addToMarginRollups(trx, o.submitted);
     for (const r of o.retries) {
       await trx
         .updateTable('dispatch_queue')
@@ -88,7 +124,8 @@ export async function recordDispatch(store: Store, claim: Claim, o: DispatchOutc
       trx,
       { name: 'dequeue held', column: '"message_id"', chunk: CHUNK, leading: [claim.claimant, claim.leaseUntil] },
       done,
-      (pg, messageAmong) => `delete from "dispatch_queue" where "claimed_by" = ${placeholders(pg, 1)} and "lease_until" = ${placeholders(pg, 1, 2)} and ${messageAmong} returning "message_id"`,
+      (pg, messageAmong) =>
+        `delete from "dispatch_queue" where "claimed_by" = ${placeholders(pg, 1)} and "lease_until" = ${placeholders(pg, 1, 2)} and ${messageAmong} returning "message_id"`,
     );
     const held = new Set(gone.map((g) => g.message_id));
     if (also) await also(trx, held);
@@ -141,7 +178,20 @@ export async function requeueOrphans(db: Db, now: number, acceptedBefore: number
   if (orphans.length === 0) return 0;
   await db
     .insertInto('dispatch_queue')
-    .values(orphans.map((o) => ({ message_id: o.id, due_at: o.due, attempts: 0, claimed_by: null, lease_until: null, waiting_on: null, previous_claimant: null, lane: 0, rank: o.due, waiting: 1 })))
+    .values(
+      orphans.map((o) => ({
+        message_id: o.id,
+        due_at: o.due,
+        attempts: 0,
+        claimed_by: null,
+        lease_until: null,
+        waiting_on: null,
+        previous_claimant: null,
+        lane: 0,
+        rank: o.due,
+        waiting: 1,
+      })),
+    )
     .onConflict((oc) => oc.column('message_id').doNothing())
     .execute();
   return orphans.length;
@@ -154,7 +204,7 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
     const s = sums.get(key) ?? { day: p.day, route: p.route, connector: p.connector, messages: 0, parts: 0, cost: 0, charged: 0 };
     s.messages++;
     s.parts += p.parts;
-    s.cost += p.cost;
+    s.cost += p.cost ?? 0;
     s.charged += p.charged;
     sums.set(key, s);
   }
@@ -170,6 +220,50 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
         'on conflict ("day", "route", "connector", "shard") do update set "messages" = route_rollups.messages + "excluded"."messages", ' +
         '"parts" = route_rollups.parts + "excluded"."parts", "cost" = route_rollups.cost + "excluded"."cost", "charged" = route_rollups.charged + "excluded"."charged"',
       [s.day, s.route, s.connector, s.messages, s.parts, s.cost, s.charged, shard],
+      true,
+    );
+  }
+}
+
+/** What was placed per day, organisation, connector and destination country, with what it cost and was charged. */
+async function addToMarginRollups(db: Db, placed: DispatchOutcomes['submitted']): Promise<void> {
+  const sums = new Map<
+    string,
+    { key: string; day: string; org: string; connector: string; country: string; messages: number; parts: number; cost: number; charged: number }
+  >();
+  for (const p of placed) {
+    const key = `${p.day}|${p.organisationId}|${p.connector}|${p.country}`;
+    const s = sums.get(key) ?? {
+      key,
+      day: p.day,
+      org: p.organisationId,
+      connector: p.connector,
+      country: p.country,
+      messages: 0,
+      parts: 0,
+      cost: 0,
+      charged: 0,
+    };
+    // A message placed again after a failed delivery is one message, charged once: its new placement adds its cost.
+    if (!p.again) {
+      s.messages++;
+      s.parts += p.parts;
+    }
+    s.cost += p.cost ?? 0;
+    s.charged += p.charged;
+    sums.set(key, s);
+  }
+  const shard = rollupShard();
+  for (const s of [...sums.values()].sort((a, b) => a.key.localeCompare(b.key))) {
+    await runCached(
+      db,
+      'margin rollup',
+      1,
+      (pg) =>
+        `insert into "margin_rollups" ("day", "organisation_id", "connector", "country", "shard", "messages", "parts", "cost", "charged") values (${placeholders(pg, 9)}) ` +
+        'on conflict ("day", "organisation_id", "connector", "country", "shard") do update set "messages" = margin_rollups.messages + "excluded"."messages", ' +
+        '"parts" = margin_rollups.parts + "excluded"."parts", "cost" = margin_rollups.cost + "excluded"."cost", "charged" = margin_rollups.charged + "excluded"."charged"',
+      [s.day, s.org, s.connector, s.country, shard, s.messages, s.parts, s.cost, s.charged],
       true,
     );
   }
@@ -220,7 +314,11 @@ export async function releaseClaim(db: Db, claim: Claim, messageIds: string[]): 
  * Queues messages for dispatch in their lane at their rank (see fair-queue.ts); with `lease`, already claimed by that
  * node until then (handed to its dispatcher). Those due after `now` wait apart until a claim finds them due.
  */
-export async function enqueueDispatch(db: Db, rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>, now: number): Promise<void> {
+export async function enqueueDispatch(
+  db: Db,
+  rows: Array<{ messageId: string; dueAt: number; lane: number; rank: number; lease?: Claim }>,
+  now: number,
+): Promise<void> {
   await insertRows(
     db,
     QUEUED_COLUMNS,
@@ -258,7 +356,11 @@ export async function requeueDispatch(db: Db, messageIds: string[], dueAt: numbe
   for (let i = 0; i < messageIds.length; i += CHUNK) {
     await db
       .insertInto('dispatch_queue')
-      .values(messageIds.slice(i, i + CHUNK).map((id) => ({ message_id: id, due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: dueAt, waiting: 1 })))
+      .values(
+        messageIds
+          .slice(i, i + CHUNK)
+          .map((id) => ({ message_id: id, due_at: dueAt, attempts: 0, claimed_by: null, lease_until: null, lane: 0, rank: dueAt, waiting: 1 })),
+      )
       .onConflict((oc) => oc.column('message_id').doUpdateSet({ due_at: dueAt, rank: dueAt, attempts: 0, claimed_by: null, lease_until: null, waiting: 1 }))
       .execute();
   }
@@ -266,6 +368,9 @@ export async function requeueDispatch(db: Db, messageIds: string[], dueAt: numbe
 
 export async function removeFromDispatch(db: Db, messageIds: string[]): Promise<void> {
   for (let i = 0; i < messageIds.length; i += CHUNK) {
-    await db.deleteFrom('dispatch_queue').where('message_id', 'in', messageIds.slice(i, i + CHUNK)).execute();
+    await db
+      .deleteFrom('dispatch_queue')
+      .where('message_id', 'in', messageIds.slice(i, i + CHUNK))
+      .execute();
   }
 }

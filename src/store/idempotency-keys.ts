@@ -9,7 +9,7 @@ export type IdempotencyRow = IdempotencyTable;
 /** Inserts an in-progress row; false when the (scope, key) row already exists. */
 export async function insertIdempotencyClaim(
   db: Db,
-  row: { scope: string; key: string; requestHash: string; at: number },
+  row: { scope: string; key: string; requestHash: string; at: number; claimant: string | null },
 ): Promise<boolean> {
   const result = await db
     .insertInto('idempotency_keys')
@@ -20,6 +20,7 @@ export async function insertIdempotencyClaim(
       status_code: IN_PROGRESS,
       response_body: '',
       created_at: row.at,
+      claimed_by: row.claimant,
     })
     .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
     .executeTakeFirst();
@@ -27,12 +28,7 @@ export async function insertIdempotencyClaim(
 }
 
 export async function findIdempotencyRow(db: Db, scope: string, key: string): Promise<IdempotencyRow | null> {
-  const row = await db
-    .selectFrom('idempotency_keys')
-    .selectAll()
-    .where('scope', '=', scope)
-    .where('key', '=', key)
-    .executeTakeFirst();
+  const row = await db.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('key', '=', key).executeTakeFirst();
   return row ? { ...row, status_code: Number(row.status_code), created_at: Number(row.created_at) } : null;
 }
 
@@ -40,11 +36,11 @@ export async function findIdempotencyRow(db: Db, scope: string, key: string): Pr
 export async function retakeIdempotencyRow(
   db: Db,
   seen: IdempotencyRow,
-  claim: { requestHash: string; at: number },
+  claim: { requestHash: string; at: number; claimant: string | null },
 ): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
-    .set({ request_hash: claim.requestHash, status_code: IN_PROGRESS, response_body: '', created_at: claim.at })
+    .set({ request_hash: claim.requestHash, status_code: IN_PROGRESS, response_body: '', created_at: claim.at, claimed_by: claim.claimant })
     .where('scope', '=', seen.scope)
     .where('key', '=', seen.key)
     .where('status_code', '=', seen.status_code)
@@ -63,7 +59,7 @@ export async function completeIdempotencyRow(
 ): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
-    .set({ status_code: answer.statusCode, response_body: answer.body })
+    .set({ status_code: answer.statusCode, response_body: answer.body, claimed_by: null })
     .where('scope', '=', scope)
     .where('key', '=', key)
     .where('status_code', '=', IN_PROGRESS)

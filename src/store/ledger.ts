@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { uuidv7 } from '../core/domain/ids.ts';
+import { uuidv7 } from '../domain/ids.ts';
 import { columnsOf, insertRows } from './batch-sql.ts';
 import type { Db } from './db.ts';
 import type { LedgerTable } from './schema.ts';
@@ -92,11 +92,7 @@ export async function applyBalanceChange(db: Db, change: BalanceChange): Promise
   return entry;
 }
 
-export async function listLedger(
-  db: Db,
-  organisationId: string,
-  opts: { offset: number; limit: number; from?: number; to?: number },
-): Promise<LedgerEntry[]> {
+export async function listLedger(db: Db, organisationId: string, opts: { offset: number; limit: number; from?: number; to?: number }): Promise<LedgerEntry[]> {
   let q = db.selectFrom('ledger').selectAll().where('organisation_id', '=', organisationId);
   if (opts.from !== undefined) q = q.where('created_at', '>=', opts.from);
   if (opts.to !== undefined) q = q.where('created_at', '<', opts.to);
@@ -108,11 +104,7 @@ export async function listLedger(
  * Credits one organisation for several items in one balance update (one row lock, one write), with a ledger row
  * per item carrying its running balance. Must run inside the caller's transaction.
  */
-export async function applyCredits(
-  db: Db,
-  organisationId: string,
-  items: Array<Omit<BalanceChange, 'organisationId' | 'floor'>>,
-): Promise<void> {
+export async function applyCredits(db: Db, organisationId: string, items: Array<Omit<BalanceChange, 'organisationId' | 'floor'>>): Promise<void> {
   const total = items.reduce((a, i) => a + i.amount, 0);
   const row = await db
     .updateTable('organisations')
@@ -137,7 +129,11 @@ export async function applyCredits(
       created_at: i.at,
     };
   });
-  for (let k = 0; k < rows.length; k += 400) await db.insertInto('ledger').values(rows.slice(k, k + 400)).execute();
+  for (let k = 0; k < rows.length; k += 400)
+    await db
+      .insertInto('ledger')
+      .values(rows.slice(k, k + 400))
+      .execute();
 }
 
 export type LedgerRow = LedgerTable;

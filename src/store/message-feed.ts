@@ -17,7 +17,13 @@ export async function eventsAfter(db: Db, afterId: string, limit: number, channe
 export async function eventsByIds(db: Db, ids: readonly string[]): Promise<MessageEventRow[]> {
   const out: MessageEventRow[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('message_events').selectAll().where('id', 'in', ids.slice(i, i + 500)).execute()));
+    out.push(
+      ...(await db
+        .selectFrom('message_events')
+        .selectAll()
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute()),
+    );
   }
   return out;
 }
@@ -25,7 +31,13 @@ export async function eventsByIds(db: Db, ids: readonly string[]): Promise<Messa
 export async function messagesByIds(db: Db, ids: readonly string[]): Promise<MessageRow[]> {
   const out: MessageRow[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    out.push(...(await db.selectFrom('messages').selectAll().where('id', 'in', ids.slice(i, i + 500)).execute()));
+    out.push(
+      ...(await db
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute()),
+    );
   }
   return out;
 }

@@ -47,9 +47,20 @@ const MESSAGE_COLUMNS = columnsOf<MessageRow>('messages', {
   extra: 'text',
   attempts: 'integer',
   route: 'text',
+  cost: 'bigint',
+  content_erased_at: 'bigint',
 });
 
-const EVENT_COLUMNS = columnsOf<MessageEventRow>('message_events', { id: 'text', message_id: 'text', organisation_id: 'text', channel_id: 'text', kind: 'text', status: 'text', detail: 'text', at: 'bigint' });
+const EVENT_COLUMNS = columnsOf<MessageEventRow>('message_events', {
+  id: 'text',
+  message_id: 'text',
+  organisation_id: 'text',
+  channel_id: 'text',
+  kind: 'text',
+  status: 'text',
+  detail: 'text',
+  at: 'bigint',
+});
 
 export function insertMessages(db: Db, rows: MessageRow[]): Promise<void> {
   return insertRows(db, MESSAGE_COLUMNS, rows, INSERT_CHUNK);
@@ -68,7 +79,8 @@ export function lockMessages(db: Db, dialect: Dialect, ids: string[]): Promise<M
     db,
     { name: 'lock messages', column: '"id"', chunk: 500 },
     [...new Set(ids)].sort(),
-    (pg, idAmong) => `select ${selectList(MESSAGE_COLUMNS)} from "messages" where ${idAmong} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
+    (pg, idAmong) =>
+      `select ${selectList(MESSAGE_COLUMNS)} from "messages" where ${idAmong} order by "id"${dialect === 'postgres' ? ' for no key update' : ''}`,
   );
 }
 
@@ -139,7 +151,12 @@ export async function findMessage(db: Db, id: string): Promise<MessageRow | null
 }
 
 export function findMessages(db: Db, ids: string[]): Promise<MessageRow[]> {
-  return runByList<MessageRow>(db, { name: 'find messages', column: '"id"', chunk: 500 }, ids, (_pg, idAmong) => `select ${selectList(MESSAGE_COLUMNS)} from "messages" where ${idAmong}`);
+  return runByList<MessageRow>(
+    db,
+    { name: 'find messages', column: '"id"', chunk: 500 },
+    ids,
+    (_pg, idAmong) => `select ${selectList(MESSAGE_COLUMNS)} from "messages" where ${idAmong}`,
+  );
 }
 
 export function findByUpstreamIds(db: Db, connector: string, upstreamIds: string[]): Promise<MessageRow[]> {
@@ -189,18 +206,22 @@ export async function listMessages(db: Db, f: MessageFilter): Promise<MessageRow
   if (f.channelIds.length === 1 || f.campaignId || f.recipient) {
     return listQuery(db, f, f.channelIds).offset(f.offset).limit(f.limit).execute();
   }
-  const perChannel = await Promise.all(f.channelIds.map((id) => listQuery(db, f, [id]).limit(f.offset + f.limit).execute()));
+  const perChannel = await Promise.all(
+    f.channelIds.map((id) =>
+      listQuery(db, f, [id])
+        .limit(f.offset + f.limit)
+        .execute(),
+    ),
+  );
   const newestFirst = (a: MessageRow, b: MessageRow) => b.accepted_at - a.accepted_at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-  return perChannel.flat().sort(newestFirst).slice(f.offset, f.offset + f.limit);
+  return perChannel
+    .flat()
+    .sort(newestFirst)
+    .slice(f.offset, f.offset + f.limit);
 }
 
 function listQuery(db: Db, f: MessageFilter, channelIds: string[]) {
-  let q = db
-    .selectFrom('messages')
-    .selectAll()
-    .where('channel_id', 'in', channelIds)
-    .where('accepted_at', '>=', f.from)
-    .where('accepted_at', '<', f.to);
+  let q = db.selectFrom('messages').selectAll().where('channel_id', 'in', channelIds).where('accepted_at', '>=', f.from).where('accepted_at', '<', f.to);
   if (f.direction) q = q.where('direction', '=', f.direction);
   if (f.type) q = q.where('type', '=', f.type);
   if (f.status) q = q.where('status', '=', f.status);
@@ -231,13 +252,30 @@ export async function findLastMt(db: Db, organisationId: string, channelId: stri
 }
 
 /** What a reply needs of the message it answers: its id, campaign and extra fields. */
-export async function findMessageExtra(
-  db: Db,
-  id: string,
-): Promise<Pick<MessageRow, 'id' | 'campaign_id' | 'extra'> | null> {
+export async function findMessageExtra(db: Db, id: string): Promise<Pick<MessageRow, 'id' | 'campaign_id' | 'extra'> | null> {
   return (await db.selectFrom('messages').select(['id', 'campaign_id', 'extra']).where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
 export async function updateMessageExtra(db: Db, id: string, extra: string | null): Promise<void> {
   await db.updateTable('messages').set({ extra }).where('id', '=', id).execute();
+}
+
+/** Which of `organisationIds` sent `recipient` a message on one of their MARKETING channels. */
+export async function organisationsWithMarketingTo(db: Db, organisationIds: readonly string[], recipient: string): Promise<string[]> {
+  const found = new Set<string>();
+  for (let i = 0; i < organisationIds.length; i += 500) {
+    const chunk = organisationIds.slice(i, i + 500);
+    const rows = await db
+      .selectFrom('messages')
+      .innerJoin('channels', 'channels.id', 'messages.channel_id')
+      .select('messages.organisation_id')
+      .distinct()
+      .where('messages.organisation_id', 'in', chunk)
+      .where('messages.recipient', '=', recipient)
+      .where('messages.direction', '=', 'MT')
+      .where('channels.flow', '=', 'MARKETING')
+      .execute();
+    for (const r of rows) found.add(r.organisation_id);
+  }
+  return [...found];
 }

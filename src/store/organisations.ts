@@ -16,6 +16,11 @@ export interface Organisation {
   defaultCountry: string | null;
   /** IANA time zone in which dates written without an offset are read. */
   timeZone: string;
+  /** The organisation's opt-out short code and mention; null: the platform's. */
+  optOutShortCode: string | null;
+  optOutText: string | null;
+  /** Days its message texts are kept before they are erased; null: the platform's. */
+  contentRetentionDays: number | null;
 }
 
 export function toOrganisation(r: OrganisationTable): Organisation {
@@ -31,6 +36,9 @@ export function toOrganisation(r: OrganisationTable): Organisation {
     createdAt: r.created_at,
     defaultCountry: r.default_country,
     timeZone: r.time_zone,
+    optOutShortCode: r.opt_out_short_code ?? null,
+    optOutText: r.opt_out_text ?? null,
+    contentRetentionDays: r.content_retention_days ?? null,
   };
 }
 
@@ -49,6 +57,9 @@ export async function insertOrganisation(db: Db, o: Organisation): Promise<void>
       created_at: o.createdAt,
       default_country: o.defaultCountry,
       time_zone: o.timeZone,
+      opt_out_short_code: o.optOutShortCode,
+      opt_out_text: o.optOutText,
+      content_retention_days: o.contentRetentionDays,
     })
     .execute();
 }
@@ -58,10 +69,7 @@ export async function findOrganisation(db: Db, id: string): Promise<Organisation
   return row ? toOrganisation(row) : null;
 }
 
-export async function listOrganisations(
-  db: Db,
-  opts: { ids?: string[]; offset: number; limit: number },
-): Promise<Organisation[]> {
+export async function listOrganisations(db: Db, opts: { ids?: string[]; offset: number; limit: number }): Promise<Organisation[]> {
   let q = db.selectFrom('organisations').selectAll().orderBy('created_at').orderBy('id');
   if (opts.ids) {
     if (opts.ids.length === 0) return [];
@@ -86,7 +94,12 @@ export async function listTreeIds(db: Db, rootId: string): Promise<string[]> {
 export async function updateOrganisation(
   db: Db,
   id: string,
-  patch: Partial<Pick<OrganisationTable, 'name' | 'state' | 'monthly_limit' | 'parent_billing' | 'default_country' | 'time_zone'>>,
+  patch: Partial<
+    Pick<
+      OrganisationTable,
+      'name' | 'state' | 'monthly_limit' | 'parent_billing' | 'default_country' | 'time_zone' | 'opt_out_short_code' | 'opt_out_text' | 'content_retention_days'
+    >
+  >,
 ): Promise<void> {
   // An empty patch changes nothing (and `set({})` is no SQL at all).
   if (Object.keys(patch).length === 0) return;
@@ -98,14 +111,22 @@ export async function findOrganisationLocale(db: Db, id: string): Promise<Pick<O
   return (await db.selectFrom('organisations').select(['default_country', 'time_zone']).where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
+export async function findOrganisationOptOut(db: Db, id: string): Promise<Pick<OrganisationTable, 'opt_out_short_code' | 'opt_out_text'> | null> {
+  return (await db.selectFrom('organisations').select(['opt_out_short_code', 'opt_out_text']).where('id', '=', id).executeTakeFirst()) ?? null;
+}
+
+/** Organisations whose opt-out short code is `shortCode`; `includeUnset` adds those using the platform's. */
+export async function listOrganisationIdsByOptOutCode(db: Db, shortCode: string, includeUnset: boolean): Promise<string[]> {
+  let q = db.selectFrom('organisations').select('id');
+  q = includeUnset
+    ? q.where((eb) => eb.or([eb('opt_out_short_code', '=', shortCode), eb('opt_out_short_code', 'is', null)]))
+    : q.where('opt_out_short_code', '=', shortCode);
+  return (await q.execute()).map((r) => r.id);
+}
+
 /** Who pays for an organisation: its parent and whether the parent's balance is charged. */
-export async function findOrganisationBilling(
-  db: Db,
-  id: string,
-): Promise<Pick<OrganisationTable, 'parent_id' | 'parent_billing'> | null> {
-  return (
-    (await db.selectFrom('organisations').select(['parent_id', 'parent_billing']).where('id', '=', id).executeTakeFirst()) ?? null
-  );
+export async function findOrganisationBilling(db: Db, id: string): Promise<Pick<OrganisationTable, 'parent_id' | 'parent_billing'> | null> {
+  return (await db.selectFrom('organisations').select(['parent_id', 'parent_billing']).where('id', '=', id).executeTakeFirst()) ?? null;
 }
 
 /**
@@ -123,10 +144,7 @@ export async function lockOrganisationRows(db: Db, ids: string[]): Promise<void>
 }
 
 /** How organisations are billed: their parent, whether the parent pays, their monthly limit. */
-export function findPayingSetup(
-  db: Db,
-  ids: string[],
-): Promise<Array<Pick<OrganisationTable, 'id' | 'parent_id' | 'parent_billing' | 'monthly_limit'>>> {
+export function findPayingSetup(db: Db, ids: string[]): Promise<Array<Pick<OrganisationTable, 'id' | 'parent_id' | 'parent_billing' | 'monthly_limit'>>> {
   return db.selectFrom('organisations').select(['id', 'parent_id', 'parent_billing', 'monthly_limit']).where('id', 'in', ids).execute();
 }
 
@@ -176,12 +194,26 @@ export async function debitBalanceIfCovered(db: Db, id: string, amount: number):
     db,
     'debit if covered',
     1,
-    (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)} and "balance" >= ${placeholders(pg, 1, 3)} returning "balance"`,
+    (pg) =>
+      `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)} and "balance" >= ${placeholders(pg, 1, 3)} returning "balance"`,
     [amount, id, amount],
   );
   return rows[0] ? Number(rows[0].balance) : null;
 }
 
 export async function debitBalance(db: Db, id: string, amount: number): Promise<void> {
-  await runCached(db, 'debit', 1, (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)}`, [amount, id], true);
+  await runCached(
+    db,
+    'debit',
+    1,
+    (pg) => `update "organisations" set "balance" = "balance" - ${placeholders(pg, 1)} where "id" = ${placeholders(pg, 1, 2)}`,
+    [amount, id],
+    true,
+  );
+}
+
+/** Organisations with a content retention of their own, and their days. */
+export async function listContentRetentions(db: Db): Promise<Array<{ id: string; days: number }>> {
+  const rows = await db.selectFrom('organisations').select(['id', 'content_retention_days']).where('content_retention_days', 'is not', null).execute();
+  return rows.map((r) => ({ id: r.id, days: r.content_retention_days! }));
 }

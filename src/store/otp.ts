@@ -120,10 +120,7 @@ export async function sendSecrets(db: Db, messageIds: string[]): Promise<SendSec
 export async function conversionSince(db: Db, since: number): Promise<{ created: number; approved: number }> {
   const row = await db
     .selectFrom('otps')
-    .select([
-      sql<number>`count(*)`.as('created'),
-      sql<number>`coalesce(sum(case when status = 'APPROVED' then 1 else 0 end), 0)`.as('approved'),
-    ])
+    .select([sql<number>`count(*)`.as('created'), sql<number>`coalesce(sum(case when status = 'APPROVED' then 1 else 0 end), 0)`.as('approved')])
     .where('created_at', '>=', since)
     .executeTakeFirstOrThrow();
   return { created: Number(row.created), approved: Number(row.approved) };

@@ -17,6 +17,14 @@ export function resultNotRead(q: CompiledQuery): CompiledQuery {
   return q;
 }
 
+/**
+ * Runs `text` on `client`, giving up after `timeoutMs` (node-postgres's `query_timeout`; on a pipelined connection
+ * the connection is closed then, since the statements behind it cannot be answered before it).
+ */
+export function queryWithin(client: pg.ClientBase, text: string, timeoutMs: number): Promise<pg.QueryResult> {
+  return client.query({ text, query_timeout: timeoutMs } as pg.QueryConfig);
+}
+
 const NOTHING_READ: QueryResult<never> = Object.freeze({ rows: Object.freeze([]) as never[] });
 
 /** Kysely's PostgreSQL dialect, whose transactions send the statements nobody reads without waiting for them. */
@@ -32,6 +40,8 @@ export class PipelinedPostgresDialect extends PostgresDialect {
 
 class PipelinedConnection implements DatabaseConnection {
   inTransaction = false;
+  /** The connection failed (lost, timed out, a rollback that did not go through): closed instead of reused. */
+  discard = false;
   /** The first error of a statement sent without waiting, in the open transaction. */
   private failed: unknown = null;
 
@@ -112,6 +122,7 @@ class PipelinedPostgresDriver implements Driver {
       connection = new PipelinedConnection(client);
       this.connections.set(client, connection);
     }
+    connection.discard = false;
     return connection;
   }
 
@@ -134,7 +145,11 @@ class PipelinedPostgresDriver implements Driver {
   }
 
   async releaseConnection(c: DatabaseConnection): Promise<void> {
-    (c as PipelinedConnection).client.release();
+    const connection = c as PipelinedConnection;
+    // A connection left in a transaction (its rollback failed) must not serve another caller.
+    const unfit = connection.discard || connection.inTransaction;
+    connection.inTransaction = false;
+    connection.client.release(unfit || undefined);
   }
 
   async destroy(): Promise<void> {

@@ -1,4 +1,4 @@
-import { DEFAULT_PRICES, type PriceEntry } from '../core/domain/default-prices.ts';
+import { DEFAULT_PRICES, type PriceEntry } from '../domain/default-prices.ts';
 import type { Db } from './db.ts';
 
 export async function loadPrices(db: Db): Promise<PriceEntry[]> {
@@ -27,9 +27,7 @@ export async function upsertPrices(db: Db, entries: PriceEntry[], now: number): 
     await db
       .insertInto('prices')
       .values({ channel_type: p.channelType, country: p.country, kind: p.kind, amount: p.amount, updated_at: now })
-      .onConflict((oc) =>
-        oc.columns(['channel_type', 'country', 'kind']).doUpdateSet({ amount: p.amount, updated_at: now }),
-      )
+      .onConflict((oc) => oc.columns(['channel_type', 'country', 'kind']).doUpdateSet({ amount: p.amount, updated_at: now }))
       .execute();
   }
 }

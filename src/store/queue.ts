@@ -23,6 +23,8 @@ export interface QueueDefinition {
   order?: string;
   /** When a row expires (epoch ms): rows past it are work too, to be dropped. */
   expires?: string;
+  /** What makes a row wait in the queue, for its depth (default: every row of the table). */
+  waiting?: string;
 }
 
 export interface ClaimOptions {
@@ -134,7 +136,12 @@ export class LeasedQueue<Row> {
   }
 
   /** The parts of a claim: the rows it picks (keys, unlocked), what makes a row free, and what claiming one sets. */
-  private claiming(opts: ClaimOptions): { table: RawBuilder<unknown>; assignments: RawBuilder<unknown>; picked: RawBuilder<unknown>; free: RawBuilder<unknown> } {
+  private claiming(opts: ClaimOptions): {
+    table: RawBuilder<unknown>;
+    assignments: RawBuilder<unknown>;
+    picked: RawBuilder<unknown>;
+    free: RawBuilder<unknown>;
+  } {
     const d = this.definition;
     const table = sql.table(d.table);
     const due = sql.ref(d.due);
@@ -189,6 +196,32 @@ export async function queuesWithWorkDue(store: Store, queues: readonly QueueDefi
   return res.rows.map((r) => r.signal);
 }
 
+/** A queue's backlog: rows waiting (counted up to a cap), and the due time of the oldest one due (null: none). */
+export interface QueueBacklog {
+  signal: Signal;
+  depth: number;
+  oldestDue: number | null;
+}
+
+/**
+ * The backlog of each queue of `queues`, in one statement: its waiting rows counted up to `cap` (so a deep queue costs
+ * no more than `cap` rows read), and the oldest due time among them not after `now`, read from the due index.
+ */
+export async function queueBacklogs(store: Store, queues: readonly QueueDefinition[], now: number, cap: number): Promise<QueueBacklog[]> {
+  if (queues.length === 0) return [];
+  const looks = queues.map((d) => {
+    const table = sql.table(d.table);
+    const waiting = d.waiting ? sql` where ${sql.raw(d.waiting)}` : sql``;
+    const andWaiting = d.waiting ? sql` and ${sql.raw(d.waiting)}` : sql``;
+    const due = sql.ref(d.due);
+    return sql`select ${sql.lit(d.signal)} as signal,
+      (select count(*) from (select 1 from ${table}${waiting} limit ${sql.lit(cap)}) as capped) as depth,
+      (select min(${due}) from ${table} where ${due} <= ${now}${andWaiting}) as oldest`;
+  });
+  const res = await sql<{ signal: Signal; depth: number | string; oldest: number | string | null }>`${sql.join(looks, sql` union all `)}`.execute(store.db);
+  return res.rows.map((r) => ({ signal: r.signal, depth: Number(r.depth), oldestDue: r.oldest === null ? null : Number(r.oldest) }));
+}
+
 export const DISPATCH_QUEUE: QueueDefinition = {
   signal: 'dispatch',
   table: 'dispatch_queue',
@@ -210,6 +243,8 @@ export const WEBHOOK_QUEUE: QueueDefinition = {
   // In order per message: a delivery waits while an earlier one of the same message is pending (ids are time-ordered).
   ready: `state = 'PENDING' and not exists (select 1 from webhook_deliveries earlier
     where earlier.message_id = webhook_deliveries.message_id and earlier.state = 'PENDING' and earlier.id < webhook_deliveries.id)`,
+  // Delivered and failed deliveries stay (their history) until retention.
+  waiting: `state = 'PENDING'`,
 };
 
 export const SMPP_OUTBOX_QUEUE: QueueDefinition = {
@@ -227,6 +262,8 @@ export const CONNECTOR_RECORD_QUEUE: QueueDefinition = {
   keys: ['connector', 'key'],
   due: 'due_at',
   lease: 'lease_until',
+  // Records without a due time are kept for a receipt to match, not work waiting.
+  waiting: 'due_at is not null',
 };
 
 export const UNMATCHED_RECEIPT_QUEUE: QueueDefinition = {

@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { slidingRetryAt, SLIDING_SLOT_MS } from '../domain/sliding-second.ts';
 import { inTransaction, type Store } from './db.ts';
 
 /**
@@ -32,4 +34,41 @@ export async function takeFromWindow(store: Store, key: string, windowStart: num
 export async function deleteRateWindowsBefore(store: Store, before: number): Promise<number> {
   const res = await store.db.deleteFrom('rate_windows').where('window_start', '<', before).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+/**
+ * Takes units for the slot starting at `slotStart` of a rate over every sliding second (see sliding-second.ts), for
+ * the whole cluster: `need` units at least, up to `want`, or none when `need` does not fit in the `span` slots that
+ * end with this one; then `retryAt` says when it will. Nodes take one key's units one at a time (a lock of the key on
+ * PostgreSQL: the span is several rows, which no row lock covers).
+ */
+export async function takeFromSlidingSecond(
+  store: Store,
+  key: string,
+  slotStart: number,
+  span: number,
+  limit: number,
+  units: { need: number; want: number },
+): Promise<{ granted: number; retryAt: number | null }> {
+  const slot = Math.floor(slotStart / SLIDING_SLOT_MS);
+  return inTransaction(store, async (trx) => {
+    if (store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+    const rows = await trx
+      .selectFrom('rate_windows')
+      .select(['window_start', 'used'])
+      .where('key', '=', key)
+      .where('window_start', '>', (slot - span) * SLIDING_SLOT_MS)
+      .where('window_start', '<=', slotStart)
+      .execute();
+    const slots = rows.map((r) => ({ slot: Math.floor(Number(r.window_start) / SLIDING_SLOT_MS), count: Number(r.used) }));
+    const free = limit - slots.reduce((sum, s) => sum + s.count, 0);
+    if (free < units.need) return { granted: 0, retryAt: slidingRetryAt(slots, slot, units.need, limit, span) };
+    const granted = Math.min(Math.max(units.want, units.need), free);
+    await trx
+      .insertInto('rate_windows')
+      .values({ key, window_start: slotStart, used: granted })
+      .onConflict((oc) => oc.columns(['key', 'window_start']).doUpdateSet({ used: sql`rate_windows.used + ${granted}` }))
+      .execute();
+    return { granted, retryAt: null };
+  });
 }

@@ -101,12 +101,7 @@ export interface ConversationFilter {
 
 export async function listConversations(db: Db, f: ConversationFilter): Promise<ConversationRow[]> {
   if (f.channelIds.length === 0) return [];
-  let q = db
-    .selectFrom('rcs_conversations')
-    .selectAll()
-    .where('channel_id', 'in', f.channelIds)
-    .where('opened_at', '>=', f.from)
-    .where('opened_at', '<', f.to);
+  let q = db.selectFrom('rcs_conversations').selectAll().where('channel_id', 'in', f.channelIds).where('opened_at', '>=', f.from).where('opened_at', '<', f.to);
   if (f.msisdn) q = q.where('msisdn', '=', f.msisdn);
   if (f.state) q = q.where('expires_at', f.state.open ? '>' : '<=', f.state.now);
   return q.orderBy('opened_at', 'desc').orderBy('id', 'desc').offset(f.offset).limit(f.limit).execute();

@@ -20,20 +20,16 @@ const SETTLED = ['DELIVERED', 'UNDELIVERED', 'UNDELIVERABLE', 'READ', 'CANCELLED
 export async function pruneMessages(store: Store, before: number, limit: number): Promise<number> {
   return inTransaction(store, async (trx) => {
     const ids = (
-      await trx
-        .selectFrom('messages')
-        .select('id')
-        .where('id', '<', uuidv7Floor(before))
-        .where('status', 'in', SETTLED)
-        .orderBy('id')
-        .limit(limit)
-        .execute()
+      await trx.selectFrom('messages').select('id').where('id', '<', uuidv7Floor(before)).where('status', 'in', SETTLED).orderBy('id').limit(limit).execute()
     ).map((r) => r.id);
     if (ids.length === 0) return 0;
     await deleteWebhooksOf(trx, ids);
     await trx.deleteFrom('message_events').where('message_id', 'in', ids).execute();
     await trx.deleteFrom('voice_audio').where('message_id', 'in', ids).execute();
     await trx.deleteFrom('rcs_conversation_messages').where('message_id', 'in', ids).execute();
+    await trx.deleteFrom('short_link_clicks').where('message_id', 'in', ids).execute();
+    await trx.deleteFrom('short_links').where('message_id', 'in', ids).execute();
+    await trx.deleteFrom('message_attempts').where('message_id', 'in', ids).execute();
     await trx.deleteFrom('messages').where('id', 'in', ids).execute();
     return ids.length;
   });
@@ -67,7 +63,9 @@ export async function pruneWebhookDeliveries(store: Store, before: number, limit
 
 /** Deletes up to `limit` stored voice recordings of messages created before `before`. */
 export async function pruneVoiceAudio(store: Store, before: number, limit: number): Promise<number> {
-  const ids = (await store.db.selectFrom('voice_audio').select('message_id').where('message_id', '<', uuidv7Floor(before)).limit(limit).execute()).map((r) => r.message_id);
+  const ids = (await store.db.selectFrom('voice_audio').select('message_id').where('message_id', '<', uuidv7Floor(before)).limit(limit).execute()).map(
+    (r) => r.message_id,
+  );
   if (ids.length === 0) return 0;
   await store.db.deleteFrom('voice_audio').where('message_id', 'in', ids).execute();
   return ids.length;
@@ -78,10 +76,32 @@ export async function pruneInboundLeftovers(store: Store, before: number, limit:
   const floor = uuidv7Floor(before);
   const unrouted = (await store.db.selectFrom('unrouted_inbound').select('id').where('id', '<', floor).limit(limit).execute()).map((r) => r.id);
   if (unrouted.length > 0) await store.db.deleteFrom('unrouted_inbound').where('id', 'in', unrouted).execute();
-  const conversations = (await store.db.selectFrom('rcs_conversations').select('id').where('id', '<', floor).where('expires_at', '<', before).limit(limit).execute()).map((r) => r.id);
+  const conversations = (
+    await store.db.selectFrom('rcs_conversations').select('id').where('id', '<', floor).where('expires_at', '<', before).limit(limit).execute()
+  ).map((r) => r.id);
   if (conversations.length > 0) {
     await store.db.deleteFrom('rcs_conversation_messages').where('conversation_id', 'in', conversations).execute();
     await store.db.deleteFrom('rcs_conversations').where('id', 'in', conversations).execute();
   }
   return unrouted.length + conversations.length;
+}
+
+/** Deletes up to `limit` lookup results that expired by `now` (a result refreshed meanwhile stays). */
+export async function pruneNumberLookups(store: Store, now: number, limit: number): Promise<number> {
+  const numbers = (await store.db.selectFrom('number_lookups').select('msisdn').where('expires_at', '<=', now).limit(limit).execute()).map((r) => r.msisdn);
+  if (numbers.length === 0) return 0;
+  await store.db.deleteFrom('number_lookups').where('msisdn', 'in', numbers).where('expires_at', '<=', now).execute();
+  return numbers.length;
+}
+
+/** Deletes up to `limit` hourly delivery counters of hours before `before` (route quality looks at a week at most). */
+export async function pruneDeliveryQuality(store: Store, before: number, limit: number): Promise<number> {
+  const old = await store.db.selectFrom('delivery_quality').select(['connector', 'network', 'bucket']).where('bucket', '<', before).limit(limit).execute();
+  if (old.length === 0) return 0;
+  await store.db
+    .deleteFrom('delivery_quality')
+    .where('bucket', '<', before)
+    .where('bucket', 'in', [...new Set(old.map((o) => o.bucket))])
+    .execute();
+  return old.length;
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { changesSettledDay } from '../core/domain/consumption-periods.ts';
+import { changesSettledDay } from '../domain/consumption-periods.ts';
 import { columnsOf, insertRows } from './batch-sql.ts';
 import type { Db } from './db.ts';
 import type { ConsumptionRollupTable } from './schema.ts';

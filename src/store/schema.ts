@@ -19,6 +19,23 @@ export interface OrganisationTable {
   default_country: string | null;
   /** IANA time zone in which dates written without an offset are read. */
   time_zone: string;
+  /** Where STOP replies go and the mention appended to marketing; null: the platform's. */
+  opt_out_short_code: string | null;
+  opt_out_text: string | null;
+  /** Days its message texts are kept before they are erased; null: the platform's TERN_CONTENT_RETENTION_DAYS. */
+  content_retention_days: number | null;
+}
+
+export interface SenderTable {
+  id: string;
+  organisation_id: string;
+  value: string;
+  kind: string;
+  /** JSON list of ISO 3166 alpha-2 codes; empty: every country. */
+  countries: string;
+  status: string;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface ChannelTable {
@@ -37,6 +54,8 @@ export interface ChannelTable {
   webhook_secret_previous: string | null;
   webhook_secret_previous_until: number | null;
   fallback_sms_channel_id: string | null;
+  /** 1: long URLs in its SMS are replaced by short links at accept. */
+  short_links: number;
   state: string;
   created_at: number;
 }
@@ -87,6 +106,8 @@ export interface IdempotencyTable {
   status_code: number;
   response_body: string;
   created_at: number;
+  /** The process serving the request while it is in progress (`node id@start time`); null before migration 036. */
+  claimed_by: string | null;
 }
 
 export interface MessageTable {
@@ -130,6 +151,18 @@ export interface MessageTable {
   attempts: number;
   /** The route it was placed through. */
   route: string | null;
+  /** What its last placement cost (micro-euros), from the connector's rate in force then; null: not known. */
+  cost: number | null;
+  /** When its content (text, template values, rich content, links) was erased; null while it is kept. */
+  content_erased_at: number | null;
+}
+
+/** How far the content retention has gone through a channel's messages of one direction. */
+export interface ContentRetentionCursorTable {
+  channel_id: string;
+  direction: string;
+  /** Every message accepted before it is erased (or was waiting to be sent when the retention passed it). */
+  through_at: number;
 }
 
 export interface DispatchQueueTable {
@@ -385,6 +418,16 @@ export interface RouteTable {
   failover: string;
   /** What one part costs the operator of this route, in micro-euros. */
   cost_per_part: number | null;
+  /** 1: a live lookup before each send through the route. */
+  lookup_before_send: number;
+  /** How the route chooses among its connectors: weight, cost or quality. */
+  strategy: string;
+  /** 1: the route may place a message whose cost is above what was charged for it. */
+  allow_loss: number;
+  /** Connectors a message is placed with at most, counting re-routes after a failed delivery. */
+  max_attempts: number;
+  /** Basis points: connectors whose delivery rate is below are left out; null: none. */
+  min_delivery_rate: number | null;
   source: string;
   enabled: number;
   created_at: number;
@@ -421,6 +464,59 @@ export interface RouteRollupTable {
   parts: number;
   cost: number;
   charged: number;
+}
+
+/** One rate of a connector's table: micro-euros per part for what it matches ('' matches all), while in force. */
+export interface ConnectorRateTable {
+  id: string;
+  connector_id: string;
+  type: string;
+  prefix: string;
+  country: string;
+  mcc_mnc: string;
+  amount: number;
+  valid_from: number;
+  valid_to: number | null;
+  created_at: number;
+}
+
+/** Per day, organisation, connector and destination country: what was placed, charged for it and what it cost. */
+export interface MarginRollupTable {
+  day: string;
+  organisation_id: string;
+  connector: string;
+  country: string;
+  shard: Generated<number>;
+  messages: number;
+  parts: number;
+  charged: number;
+  cost: number;
+}
+
+/** One placement of a message with an operator, and how its delivery ended (outcome null: no final receipt yet). */
+export interface MessageAttemptTable {
+  message_id: string;
+  attempt: number;
+  connector: string;
+  route: string;
+  upstream_id: string;
+  network: string;
+  cost: number | null;
+  placed_at: number;
+  outcome: string | null;
+  detail: string | null;
+  ended_at: number | null;
+}
+
+/** Final receipts per connector, destination network and hour: delivered, failed, and time to DELIVERED summed. */
+export interface DeliveryQualityTable {
+  connector: string;
+  network: string;
+  bucket: number;
+  shard: Generated<number>;
+  delivered: number;
+  failed: number;
+  delivered_ms: number;
 }
 
 /** A running node of the cluster, as it last said it was alive. */
@@ -567,7 +663,177 @@ export interface OrganisationFraudGuardTable {
   updated_at: number;
 }
 
+/** The last live lookup of a number, kept until `expires_at` (TERN_LOOKUP_CACHE_DAYS). Booleans as 0/1, null unknown. */
+export interface NumberLookupTable {
+  msisdn: string;
+  valid: number | null;
+  reachable: number | null;
+  ported: number | null;
+  roaming: number | null;
+  current_mcc_mnc: string | null;
+  current_network: string | null;
+  original_mcc_mnc: string | null;
+  original_network: string | null;
+  connector: string;
+  looked_up_at: number;
+  expires_at: number;
+}
+
+/** A batch lookup accepted and not answered yet (see migration 038); `numbers` is a JSON array of the inputs. */
+export interface LookupBatchTable {
+  id: string;
+  organisation_id: string;
+  channel_id: string;
+  numbers: string;
+  callback_url: string;
+  accepted_at: number;
+  due_at: number;
+  lease_until: number | null;
+  attempts: Generated<number>;
+}
+
+export interface OrganisationSendingWindowTable {
+  organisation_id: string;
+  enabled: number;
+  /** JSON: each weekday's `{from, to}` or null. */
+  hours: string;
+  holiday_calendar: string;
+  /** JSON: configured days `YYYY-MM-DD`. */
+  holidays: string;
+  ramp_per_second: number;
+  /** JSON: channels that opted in. */
+  channel_ids: string;
+  updated_at: number;
+}
+
+export interface SendingWindowRampTable {
+  channel_id: string;
+  opening: number;
+  taken: number;
+}
+
+export interface MessageTemplateTable {
+  id: string;
+  channel_id: string;
+  organisation_id: string;
+  name: string;
+  text: string;
+  /** JSON: the names it uses, in order of first use. */
+  variables: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ShortLinkTable {
+  code: string;
+  message_id: string;
+  organisation_id: string;
+  channel_id: string;
+  url: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface ShortLinkClickTable {
+  id: string;
+  code: string;
+  message_id: string;
+  channel_id: string;
+  /** The visitor's address hashed with the link's code: tells repeat clicks apart, keeps no address. */
+  visitor_hash: string;
+  clicked_at: number;
+}
+
+/** One change made through a management interface (append-only). */
+export interface AuditLogTable {
+  /** UUIDv7: ordered by time. */
+  id: string;
+  at: number;
+  /** The organisation changed; null: the platform (prices, connectors, routes). */
+  organisation_id: string | null;
+  /** KEY (an API key), OPERATOR (the operator key) or USER. */
+  actor_type: string;
+  actor_id: string;
+  /** `create`, `update`, `delete` or a verb (`credit`, `rotate-secret`, `erase`) with the object type: `organisation.update`. */
+  action: string;
+  object_type: string;
+  object_id: string | null;
+  /** JSON, secrets removed; null: nothing (a creation's before, a deletion's after). */
+  before_state: string | null;
+  after_state: string | null;
+  remote_address: string | null;
+  request_id: string | null;
+  /** REST, CONSOLE or CLI (what the client said it was). */
+  interface: string;
+}
+
+export interface UserTable {
+  id: string;
+  organisation_id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  password_hash: string | null;
+  sso_subject: string | null;
+  state: string;
+  created_at: number;
+  updated_at: number;
+  signed_in_at: number | null;
+}
+
+export interface UserSessionTable {
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface UserLinkTable {
+  token_hash: string;
+  id: string;
+  kind: string;
+  organisation_id: string;
+  user_id: string | null;
+  email: string;
+  role: string;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface SsoConfigTable {
+  organisation_id: string;
+  issuer: string;
+  client_id: string;
+  client_secret: string;
+  allowed_domains: string;
+  default_role: string;
+  groups_claim: string;
+  group_roles: string;
+  updated_at: number;
+}
+
+export interface SsoLoginTable {
+  state: string;
+  organisation_id: string;
+  nonce: string;
+  code_verifier: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
+  users: UserTable;
+  user_sessions: UserSessionTable;
+  user_links: UserLinkTable;
+  sso_configs: SsoConfigTable;
+  sso_logins: SsoLoginTable;
+  audit_log: AuditLogTable;
+  content_retention_cursors: ContentRetentionCursorTable;
+  message_templates: MessageTemplateTable;
+  number_lookups: NumberLookupTable;
+  lookup_batches: LookupBatchTable;
   contacts: ContactTable;
   otps: OtpTable;
   otp_sends: OtpSendTable;
@@ -577,6 +843,10 @@ export interface Database {
   contact_group_members: ContactGroupMemberTable;
   account_logins: AccountLoginTable;
   route_rollups: RouteRollupTable;
+  connector_rates: ConnectorRateTable;
+  margin_rollups: MarginRollupTable;
+  message_attempts: MessageAttemptTable;
+  delivery_quality: DeliveryQualityTable;
   nodes: NodeTable;
   smpp_binds: SmppBindTable;
   smpp_concat_parts: SmppConcatPartTable;
@@ -599,12 +869,17 @@ export interface Database {
   credentials: CredentialTable;
   ledger: LedgerTable;
   settings: SettingTable;
+  senders: SenderTable;
   prices: PriceTable;
   idempotency_keys: IdempotencyTable;
   messages: MessageTable;
   dispatch_queue: DispatchQueueTable;
   auth_lockouts: AuthLockoutTable;
   organisation_traffic_limits: OrganisationTrafficLimitTable;
+  organisation_sending_windows: OrganisationSendingWindowTable;
+  sending_window_ramps: SendingWindowRampTable;
+  short_links: ShortLinkTable;
+  short_link_clicks: ShortLinkClickTable;
   message_events: MessageEventTable;
   consumption_rollups: ConsumptionRollupTable;
   consumption_epochs: ConsumptionEpochTable;

@@ -113,8 +113,15 @@ export async function credentialsWithExpiredParts(db: Db, now: number, limit: nu
 export async function nextConcatSweep(db: Db, strandedAfterMs: number): Promise<number | null> {
   const row = await db
     .selectNoFrom((eb) => [
-      eb.selectFrom('smpp_concat_parts').select((p) => p.fn.min<number>('expires_at').as('t')).where('taken_at', 'is', null).as('expires'),
-      eb.selectFrom('smpp_concat_parts').select((p) => p.fn.min<number>('taken_at').as('t')).as('taken'),
+      eb
+        .selectFrom('smpp_concat_parts')
+        .select((p) => p.fn.min<number>('expires_at').as('t'))
+        .where('taken_at', 'is', null)
+        .as('expires'),
+      eb
+        .selectFrom('smpp_concat_parts')
+        .select((p) => p.fn.min<number>('taken_at').as('t'))
+        .as('taken'),
     ])
     .executeTakeFirst();
   const expires = row?.expires ?? null;
@@ -136,13 +143,7 @@ export async function takeExpiredParts(db: Db, credentialId: string, now: number
 
 /** Credentials with a message taken before `takenBefore` and not stored since. */
 export async function credentialsWithStrandedParts(db: Db, takenBefore: number, limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('smpp_concat_parts')
-    .select('credential_id')
-    .distinct()
-    .where('taken_at', '<=', takenBefore)
-    .limit(limit)
-    .execute();
+  const rows = await db.selectFrom('smpp_concat_parts').select('credential_id').distinct().where('taken_at', '<=', takenBefore).limit(limit).execute();
   return rows.map((r) => r.credential_id);
 }
 

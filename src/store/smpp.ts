@@ -67,24 +67,13 @@ export async function findSmppCredentialBySystemId(db: Db, systemId: string): Pr
 
 export async function listSmppCredentials(db: Db, channelIds: string[]): Promise<SmppCredential[]> {
   if (channelIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('smpp_credentials')
-    .selectAll()
-    .where('channel_id', 'in', channelIds)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const rows = await db.selectFrom('smpp_credentials').selectAll().where('channel_id', 'in', channelIds).orderBy('created_at').orderBy('id').execute();
   return rows.map(toSmppCredential);
 }
 
 /** The ACTIVE credentials of these channels (ids only): who receives their MO. */
 export async function listActiveCredentialIdsOfChannels(db: Db, channelIds: string[]): Promise<Array<{ id: string; channel_id: string }>> {
-  return db
-    .selectFrom('smpp_credentials')
-    .select(['id', 'channel_id'])
-    .where('channel_id', 'in', channelIds)
-    .where('state', '=', 'ACTIVE')
-    .execute();
+  return db.selectFrom('smpp_credentials').select(['id', 'channel_id']).where('channel_id', 'in', channelIds).where('state', '=', 'ACTIVE').execute();
 }
 
 /** Changes a credential's password hash, allowed addresses, bind count, rate or window. */
@@ -152,11 +141,7 @@ export async function makeOutboxDue(db: Db, credentialIds: string[], now: number
 
 /** Deletes rows past their expiry; returns how many per credential. */
 export async function expireOutbox(db: Db, now: number): Promise<Map<string, number>> {
-  const rows = await db
-    .deleteFrom('smpp_outbox')
-    .where('expires_at', '<=', now)
-    .returning(['credential_id'])
-    .execute();
+  const rows = await db.deleteFrom('smpp_outbox').where('expires_at', '<=', now).returning(['credential_id']).execute();
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.credential_id, (counts.get(r.credential_id) ?? 0) + 1);
   return counts;

@@ -18,7 +18,10 @@ if (target) {
     // PostgreSQL the numbers of the placeholders after them too.
     const shapes = new Map<string, { calls: number; ms: number; max: number; slow: number }>();
     for (const [source, v] of spent) {
-      const shape = source.replace(/\s+/g, ' ').replace(/\$\d+/g, '?').replace(/\(\?(?:, \?)*\)(?:, \(\?(?:, \?)*\))*/g, '(…)');
+      const shape = source
+        .replace(/\s+/g, ' ')
+        .replace(/\$\d+/g, '?')
+        .replace(/\(\?(?:, \?)*\)(?:, \(\?(?:, \?)*\))*/g, '(…)');
       const s = shapes.get(shape) ?? { calls: 0, ms: 0, max: 0, slow: 0 };
       s.calls += v.calls;
       s.ms += v.ms;
@@ -31,7 +34,10 @@ if (target) {
     const calls = rows.reduce((sum, [, v]) => sum + v.calls, 0);
     const lines = rows
       .slice(0, 40)
-      .map(([source, v]) => `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs max ${(v.max ?? 0).toFixed(1)} slow ${v.slow} ${source.slice(0, 240)}`);
+      .map(
+        ([source, v]) =>
+          `${v.ms.toFixed(0).padStart(7)} ms ${String(v.calls).padStart(8)} × ${((1000 * v.ms) / v.calls).toFixed(0).padStart(6)} µs max ${(v.max ?? 0).toFixed(1)} slow ${v.slow} ${source.slice(0, 240)}`,
+      );
     writeFileSync(target, [`${calls} statements, ${total.toFixed(0)} ms`, ...lines, ''].join('\n'));
   });
 }
@@ -67,14 +73,16 @@ export function profilePgClient(client: { query: (...args: any[]) => any }): voi
 /** The statement itself, or (profiling) one that times its runs. */
 export function profiledStatement(source: string, stmt: SQLite.Statement): SQLite.Statement {
   if (!target) return stmt;
-  const timed = (run: (...args: unknown[]) => unknown) => (...args: unknown[]) => {
-    const started = performance.now();
-    try {
-      return run(...args);
-    } finally {
-      note(source, performance.now() - started);
-    }
-  };
+  const timed =
+    (run: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]) => {
+      const started = performance.now();
+      try {
+        return run(...args);
+      } finally {
+        note(source, performance.now() - started);
+      }
+    };
   return new Proxy(stmt, {
     get(t, prop) {
       const value = Reflect.get(t, prop, t) as unknown;

@@ -8,6 +8,8 @@ export interface CheckpointerOptions {
   idleMs?: number;
   /** Frames (pages) the log is let grow by between two checkpoints, at the rate it grows (1,000: about 4 MiB). */
   targetFrames?: number;
+  /** An idle log whose file is larger than this is truncated to nothing (bytes; default 1 MiB). */
+  truncateBytes?: number;
   /** Told when a checkpoint failed (the writer's own checkpoints still bound the log). */
   onError?: (message: string) => void;
 }
@@ -25,15 +27,23 @@ export class SqliteCheckpointer {
   private readonly worker: Worker;
   private readonly exited: Promise<unknown>;
   private done = 0;
+  private truncations = 0;
 
   constructor(file: string, options: CheckpointerOptions = {}) {
     this.worker = new Worker(new URL('./sqlite-checkpoints.worker.mjs', import.meta.url), {
-      workerData: { file, busyMs: options.busyMs ?? 50, idleMs: options.idleMs ?? 1_000, targetFrames: options.targetFrames ?? 1_000 },
+      workerData: {
+        file,
+        busyMs: options.busyMs ?? 50,
+        idleMs: options.idleMs ?? 1_000,
+        targetFrames: options.targetFrames ?? 1_000,
+        truncateBytes: options.truncateBytes ?? 1024 * 1024,
+      },
     });
     this.worker.unref();
-    this.worker.on('message', (m: { error?: string; checkpoints?: number }) => {
+    this.worker.on('message', (m: { error?: string; checkpoints?: number; truncated?: number }) => {
       if (m.error) options.onError?.(m.error);
       if (m.checkpoints !== undefined) this.done += m.checkpoints;
+      if (m.truncated !== undefined) this.truncations = m.truncated;
     });
     // A checkpointer that failed to start (the file went away) leaves the writer's own checkpoints to do the work.
     this.worker.on('error', (err) => options.onError?.(err.message));
@@ -43,6 +53,11 @@ export class SqliteCheckpointer {
   /** Checkpoints run that found frames to copy (a look at a log that grows runs one or a few in a row). */
   get checkpoints(): number {
     return this.done;
+  }
+
+  /** Times the idle log's file was truncated. */
+  get truncated(): number {
+    return this.truncations;
   }
 
   async stop(): Promise<void> {

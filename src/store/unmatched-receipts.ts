@@ -7,11 +7,19 @@ import type { UnmatchedReceiptTable } from './schema.ts';
 export type UnmatchedReceiptRow = UnmatchedReceiptTable;
 
 export async function parkReceipts(db: Db, rows: UnmatchedReceiptRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 300) await db.insertInto('unmatched_receipts').values(rows.slice(i, i + 300)).execute();
+  for (let i = 0; i < rows.length; i += 300)
+    await db
+      .insertInto('unmatched_receipts')
+      .values(rows.slice(i, i + 300))
+      .execute();
 }
 
 export async function dropReceipts(db: Db, ids: string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 500) await db.deleteFrom('unmatched_receipts').where('id', 'in', ids.slice(i, i + 500)).execute();
+  for (let i = 0; i < ids.length; i += 500)
+    await db
+      .deleteFrom('unmatched_receipts')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
 }
 
 export async function rescheduleReceipt(db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> {

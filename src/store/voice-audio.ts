@@ -7,10 +7,7 @@ export interface VoiceAudio {
 }
 
 export async function insertVoiceAudio(db: Db, audio: VoiceAudio, now: number): Promise<void> {
-  await db
-    .insertInto('voice_audio')
-    .values({ message_id: audio.messageId, wav: audio.wav, duration_ms: audio.durationMs, created_at: now })
-    .execute();
+  await db.insertInto('voice_audio').values({ message_id: audio.messageId, wav: audio.wav, duration_ms: audio.durationMs, created_at: now }).execute();
 }
 
 export async function findVoiceAudio(db: Db, messageId: string): Promise<VoiceAudio | null> {

@@ -1,10 +1,11 @@
+import { isStorageError } from '../core/errors.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { HIGH_LANE, type Lane, LOW_LANE } from '../core/domain/fair-queue.ts';
+import { HIGH_LANE, type Lane, LOW_LANE } from '../domain/fair-queue.ts';
 import type { ConnectorRecord, Router } from '../core/ports.ts';
 import type { ConnectorService, RecordHandoff } from '../core/routing/service.ts';
 import { Loop } from './loop.ts';
-import { groupBy } from '../core/domain/group-by.ts';
+import { groupBy } from '../domain/group-by.ts';
 
 /**
  * Records handed over a pass. Small enough that a pass (a simulated network's receipts applied, polls answered) takes
@@ -39,7 +40,11 @@ export class ConnectorTimers implements RecordHandoff {
     this.loops = new Map(
       [HIGH_LANE, LOW_LANE].map((lane) => [
         lane,
-        new Loop(() => this.pass(lane), null, (err) => logger.error({ err, lane }, 'connector timers failed; retrying')),
+        new Loop(
+          () => this.pass(lane),
+          null,
+          (err) => logger.error({ err, lane }, 'connector timers failed; retrying'),
+        ),
       ]),
     );
   }
@@ -73,7 +78,9 @@ export class ConnectorTimers implements RecordHandoff {
       return;
     }
     const p = this.hand(connector, records, Date.now())
-      .catch((err: unknown) => this.logger.error({ err, connector }, 'connector records handed over failed; they will be claimed when their lease runs out'))
+      .catch((err: unknown) => {
+        if (!isStorageError(err)) this.logger.error({ err, connector }, 'connector records handed over failed; they will be claimed when their lease runs out');
+      })
       .finally(() => {
         this.release(lane, records.length);
         this.handing.delete(p);
@@ -94,7 +101,11 @@ export class ConnectorTimers implements RecordHandoff {
       const { due, nextDue } = await this.service.claimDue(now, BATCH, this.leaseMs, lane);
       if (due.length < BATCH) this.behind.delete(lane);
       else this.behind.add(lane);
-      const byConnector = groupBy(due, (d) => d.connector, (d) => d.record);
+      const byConnector = groupBy(
+        due,
+        (d) => d.connector,
+        (d) => d.record,
+      );
       await Promise.all([...byConnector].map(([name, records]) => this.hand(name, records, now)));
       if (due.length < BATCH || loop.isStopped) return nextDue;
       // The next batch on the next turn of the event loop: requests and other work waiting meanwhile go first.
@@ -114,6 +125,10 @@ export class ConnectorTimers implements RecordHandoff {
         return;
       }
     }
-    await this.service.settleDue(name, records.map((r) => r.key), kept);
+    await this.service.settleDue(
+      name,
+      records.map((r) => r.key),
+      kept,
+    );
   }
 }

@@ -1,10 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { fenceMargin } from '../core/domain/leases.ts';
+import { fenceMargin } from '../domain/leases.ts';
+import { isStorageError } from '../core/errors.ts';
 import { type DispatchHandoff, handedClaims } from '../core/messaging/handoff.ts';
 import type { Dispatch } from '../core/messaging/dispatch.ts';
-import type { Claim } from '../store/dispatch.ts';
-import type { MessageRow } from '../store/messages.ts';
+import type { Claim, MessageRow } from '../core/types.ts';
 import { Loop } from './loop.ts';
 
 /** Handed messages waiting in memory beyond which new accepts are queued for claims instead. */
@@ -37,7 +37,10 @@ export class Dispatcher implements DispatchHandoff {
     /** A poll of its own (null: none, the node's safety poll wakes it). */
     safetyPollMs: number | null = null,
   ) {
-    const onError = (err: unknown) => logger.error({ err }, 'dispatcher pass failed; retrying');
+    // The database's failures are told by the store (once for a flood).
+    const onError = (err: unknown) => {
+      if (!isStorageError(err)) logger.error({ err }, 'dispatcher pass failed; retrying');
+    };
     this.onError = onError;
     // Handed batches are in memory: only `take` brings work.
     this.handedLoop = new Loop(() => this.sendHanded(), null, onError);
@@ -87,10 +90,13 @@ export class Dispatcher implements DispatchHandoff {
       this.takeovers.add(p);
     };
     run();
-    const later = setTimeout(() => {
-      this.takeoverTimers.delete(later);
-      run();
-    }, this.leaseMs + fenceMargin(this.leaseMs));
+    const later = setTimeout(
+      () => {
+        this.takeoverTimers.delete(later);
+        run();
+      },
+      this.leaseMs + fenceMargin(this.leaseMs),
+    );
     later.unref();
     this.takeoverTimers.add(later);
   }
@@ -102,7 +108,12 @@ export class Dispatcher implements DispatchHandoff {
     await Promise.all([this.handedLoop.stop(), this.claimLoop.stop(), ...this.takeovers]);
     for (const { claim, rows } of this.handed.splice(0)) {
       this.handedCount -= rows.length;
-      await this.dispatch.release(claim, rows.map((m) => m.id)).catch(() => undefined);
+      await this.dispatch
+        .release(
+          claim,
+          rows.map((m) => m.id),
+        )
+        .catch(() => undefined);
     }
   }
 

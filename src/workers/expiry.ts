@@ -8,5 +8,9 @@ import { Loop } from './loop.ts';
  * this node's to end), and it looks on its own every `safetyPollMs`.
  */
 export function expiryLoop(expiry: Expiry, logger: Logger, safetyPollMs: number): Loop {
-  return new Loop(() => expiry.pass(Date.now()), safetyPollMs, (err) => logger.error({ err }, 'expiry sweep failed'));
+  return new Loop(
+    () => expiry.pass(Date.now()),
+    safetyPollMs,
+    (err) => logger.error({ err }, 'expiry sweep failed'),
+  );
 }

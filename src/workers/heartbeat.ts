@@ -19,7 +19,11 @@ export class Heartbeat {
     logger: Logger,
   ) {
     // After a failure, the next pass comes a round later at the latest.
-    this.loop = new Loop(() => this.pass(), HEARTBEAT_MS, (err) => logger.warn({ err }, 'heartbeat failed'));
+    this.loop = new Loop(
+      () => this.pass(),
+      HEARTBEAT_MS,
+      (err) => logger.warn({ err }, 'heartbeat failed'),
+    );
   }
 
   /** Beats at once (before anything that counts the live nodes starts), then every round. */

@@ -1,3 +1,5 @@
+import { isStorageError } from '../core/errors.ts';
+
 /** The longest a timer can wait (setTimeout fires at once past it); a pass asked for later runs then, early. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A pass that failed (the database was out of reach) is tried again this long after, unless woken sooner. */
@@ -75,7 +77,9 @@ export class Loop {
         },
         (err: unknown) => {
           next = Date.now() + RETRY_FAILED_MS;
-          this.onError(err);
+          // The database's failures are told by the store, once for a flood of them (see store/health.ts); the
+          // store wakes the workers when it answers again.
+          if (!isStorageError(err)) this.onError(err);
         },
       )
       .finally(() => {
@@ -100,11 +104,14 @@ export class Loop {
   private schedule(time: number): void {
     this.clearTimer();
     this.timerAt = time;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      this.wake();
-    }, Math.min(MAX_TIMER_MS, Math.max(0, time - Date.now())));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.wake();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, time - Date.now())),
+    );
   }
 
   private clearTimer(): void {

@@ -16,22 +16,19 @@ const MAX_QUIET_FACTOR = 16;
  */
 export function retentionLoop(tasks: readonly PruneTask[], logger: Logger, intervalMs: number): Loop {
   let wait = intervalMs;
-  return new Loop(
-    async () => {
-      let pruned = 0;
-      try {
-        for (const task of tasks) {
-          const n = await task.prune(Date.now());
-          if (n > 0) logger.info({ task: task.name, rows: n }, 'pruned');
-          pruned += n;
-        }
-        wait = pruned > 0 ? intervalMs : Math.min(wait * 2, intervalMs * MAX_QUIET_FACTOR);
-      } catch (err) {
-        logger.error({ err }, 'pruning failed; retrying');
-        wait = intervalMs;
+  return new Loop(async () => {
+    let pruned = 0;
+    try {
+      for (const task of tasks) {
+        const n = await task.prune(Date.now());
+        if (n > 0) logger.info({ task: task.name, rows: n }, 'pruned');
+        pruned += n;
       }
-      return Date.now() + wait;
-    },
-    null,
-  );
+      wait = pruned > 0 ? intervalMs : Math.min(wait * 2, intervalMs * MAX_QUIET_FACTOR);
+    } catch (err) {
+      logger.error({ err }, 'pruning failed; retrying');
+      wait = intervalMs;
+    }
+    return Date.now() + wait;
+  }, null);
 }

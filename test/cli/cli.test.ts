@@ -56,7 +56,24 @@ forEachDialect('tern CLI', (dialect) => {
   it('lists every command in --help, and answers wrong usage with 2', async () => {
     const help = await tern({}, ['--help']);
     assert.equal(help.code, 0);
-    for (const c of ['serve', 'login', 'send', 'messages', 'campaign', 'lookup', 'consumption', 'balance', 'transfer', 'keys', 'webhooks', 'smpp', 'admin', 'migrate', 'doctor']) {
+    for (const c of [
+      'serve',
+      'login',
+      'send',
+      'messages',
+      'campaign',
+      'lookup',
+      'consumption',
+      'balance',
+      'transfer',
+      'keys',
+      'webhooks',
+      'smpp',
+      'admin',
+      'migrate',
+      'doctor',
+      'completion',
+    ]) {
       assert.match(help.out, new RegExp(`^  ${c}\\b`, 'm'), c);
     }
     assert.match(help.out, /Exit codes:/);
@@ -131,8 +148,17 @@ forEachDialect('tern CLI', (dialect) => {
     const sent = await request(server, 'POST', '/sms/v1/messages', { key: tenant.key, body: { recipient: { to: '33612345671' }, body: { text: 'tailed' } } });
     const followed = await tail;
     assert.equal(followed.code, 0, followed.err);
-    const events = followed.out.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(events.map((e) => [e.message.messageId, e.status]), [[sent.body.messageId, 'ENROUTE'], [sent.body.messageId, 'DELIVERED']]);
+    const events = followed.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      events.map((e) => [e.message.messageId, e.status]),
+      [
+        [sent.body.messageId, 'ENROUTE'],
+        [sent.body.messageId, 'DELIVERED'],
+      ],
+    );
   });
 
   it('sends a campaign file, reports refused rows (8), and resumes without sending twice', async () => {
@@ -143,7 +169,10 @@ forEachDialect('tern CLI', (dialect) => {
     const s = first.json();
     assert.equal(s.rows, 4);
     assert.equal(s.sent, 3);
-    assert.deepEqual(s.refused.map((r: any) => r.line), [4]);
+    assert.deepEqual(
+      s.refused.map((r: any) => r.line),
+      [4],
+    );
     assert.match(s.refused[0].error, /^400\.003/);
     const again = await cli('campaign', 'send', file, '--text', 'Sale today', '--json');
     assert.equal(again.json().campaignId, s.campaignId);
@@ -152,10 +181,32 @@ forEachDialect('tern CLI', (dialect) => {
     const messages = await request(server, 'GET', `/sms/v1/campaigns/${s.campaignId}/messages?pageSize=100`, { key: tenant.key });
     assert.equal(messages.body.items.length, 3);
     const human = await cli('campaign', 'send', file, '--text', 'Sale today');
-    assert.match(human.out, /^Refused\s+1$/m);
+    assert.match(human.out, /^Refused\s+1 \(400\.003 1\)$/m);
     assert.match(human.out, /line 4 \(not-a-number\): 400\.003/);
     const noText = await cli('campaign', 'send', file);
     assert.equal(noText.code, 2);
+  });
+
+  it('sends a template campaign file: each row rendered from its columns, a row without a value refused naming the variable', async () => {
+    const tpl = await request(server, 'POST', `/sms/v1/channels/${tenant.channelId}/templates`, {
+      key: tenant.key,
+      body: { name: `cli-${Date.now()}`, text: 'Hi {{firstName|there}}, {{offer}}' },
+    });
+    assert.equal(tpl.status, 201, tpl.text);
+    const file = join(dir, 'template-campaign.csv');
+    writeFileSync(file, 'number;firstName;offer;segment\n33612345101;Ada;-20%;a\n33612345102;;-10%;b\n33612345103;Bob;;c\n');
+    const sent = await cli('campaign', 'send', file, '--template', tpl.body.templateId, '--json');
+    assert.equal(sent.code, 8, sent.err);
+    const s = sent.json();
+    assert.deepEqual([s.rows, s.sent], [3, 2]);
+    assert.deepEqual(
+      s.refused.map((r: any) => r.line),
+      [4],
+    );
+    assert.match(s.refused[0].error, /^400\.001: body\.template\.values\.offer: .*no value for the variable offer/);
+    const messages = await request(server, 'GET', `/sms/v1/campaigns/${s.campaignId}/messages?pageSize=100`, { key: tenant.key });
+    assert.deepEqual(messages.body.items.map((m: any) => m.body.text).sort(), ['Hi Ada, -20%', 'Hi there, -10%']);
+    assert.equal((await cli('campaign', 'send', file, '--template', tpl.body.templateId, '--text', 'x')).code, 2);
   });
 
   it('looks numbers up, one or a file of them', async () => {
@@ -166,10 +217,45 @@ forEachDialect('tern CLI', (dialect) => {
     writeFileSync(file, 'number\n33612345678\n4915112345678\nhello\n');
     const bulk = await cli('lookup', '--file', file, '--json');
     assert.equal(bulk.code, 8);
-    assert.deepEqual(bulk.json().map((x: any) => Boolean(x.error)), [false, false, true]);
+    assert.deepEqual(
+      bulk.json().map((x: any) => Boolean(x.error)),
+      [false, false, true],
+    );
     const table = await cli('lookup', '33612345678', '4915112345678');
     assert.match(table.out, /France/);
     assert.match(table.out, /Germany/);
+  });
+
+  it('prints tab-separated lines when piped, boxed tables or JSON with --output, and reads national numbers', async () => {
+    const piped = await cli('lookup', '33612345678', '4915112345678');
+    assert.equal(piped.code, 0, piped.err);
+    const lines = piped.out.trimEnd().split('\n');
+    assert.deepEqual(lines[0]!.split('\t'), ['number', 'valid', 'type', 'country', 'network', 'live']);
+    assert.deepEqual(
+      lines.slice(1).map((l) => l.split('\t').slice(0, 4)),
+      [
+        ['33612345678', 'yes', 'MOBILE', 'France'],
+        ['4915112345678', 'yes', 'MOBILE', 'Germany'],
+      ],
+    );
+    assert.ok(!/[│┌─]/.test(piped.out));
+    const boxed = await cli('--output', 'table', 'lookup', '33612345678');
+    assert.match(boxed.out, /┌/);
+    assert.match(boxed.out, /│ 33612345678/);
+    const tsv = await cli('lookup', '33612345678', '--output', 'tsv');
+    assert.equal(tsv.out.split('\n')[0], 'number\tvalid\ttype\tcountry\tnetwork\tlive');
+    const asJson = await cli('--output', 'json', 'lookup', '33612345678');
+    assert.equal(asJson.json().isoCountryCode, 'FR');
+    assert.equal((await cli('--output', 'xml', 'lookup', '33612345678')).code, 2);
+    assert.equal((await cli('--output', 'json', 'logout')).code, 2);
+
+    // A national number is read in the organisation's country, as tern send reads it.
+    const national = await createTenant(server, { balance: 1 });
+    const set = await request(server, 'PATCH', `/admin/v1/organisations/${national.organisationId}`, { key: server.adminKey, body: { defaultCountry: 'FR' } });
+    assert.equal(set.status, 200, set.text);
+    const looked = await tern({ ...env, TERN_API_KEY: national.key }, ['lookup', '0612345678', '--json']);
+    assert.equal(looked.code, 0, looked.err);
+    assert.equal(looked.json().msisdn, '33612345678');
   });
 
   it('shows consumption, balance, and moves funds to a sub-organisation', async () => {
@@ -236,12 +322,134 @@ forEachDialect('tern CLI', (dialect) => {
     assert.ok((await cli('admin', 'prices', 'list', '--json')).json().some((p: any) => p.country === 'BE' && p.amount === 0.07));
     const sent = await tern({ ...env, TERN_API_KEY: credential.value }, ['send', '0470123456', 'hallo', '--json']);
     assert.equal(sent.json().price.amount, 0.07);
+    // A person's data: exported, then erased (their message stays for accounting, its text goes).
+    await eventually(
+      async () => (await cli('admin', 'export-number', organisation.organisationId, '32470123456')).json().messages[0]?.status?.value === 'DELIVERED',
+    );
+    const exported = (await cli('admin', 'export-number', organisation.organisationId, '0470123456')).json();
+    assert.deepEqual(
+      exported.messages.map((m: any) => m.body.text),
+      ['hallo'],
+    );
+    const erasure = await cli('admin', 'erase-number', organisation.organisationId, '+32470123456', '--json');
+    assert.equal(erasure.code, 0, erasure.err);
+    assert.equal(erasure.json().rows.messages, 1);
+    assert.match((await cli('admin', 'erase-number', organisation.organisationId, '32470123456')).out, /\nmessages\t0\n/);
+    assert.equal((await cli('admin', 'erase-number', organisation.organisationId, 'nope')).code, 1);
+    // Belgium has no default window; the operator sets one, then drops it.
+    assert.match((await cli('admin', 'window', 'show', organisation.organisationId)).out, /off \(the default\)/);
+    const win = await cli(
+      'admin',
+      'window',
+      'set',
+      organisation.organisationId,
+      '--day',
+      'mon-fri=09:00-18:00',
+      '--day',
+      'saturday=closed',
+      '--calendar',
+      'none',
+      '--holiday',
+      '2027-07-21',
+      '--ramp',
+      '5',
+      '--json',
+    );
+    assert.equal(win.code, 0, win.err);
+    const w = win.json();
+    assert.deepEqual(
+      [w.enabled, w.hours.monday, w.hours.friday, w.hours.saturday, w.holidayCalendar, w.holidays, w.rampPerSecond],
+      [true, { from: '09:00', to: '18:00' }, { from: '09:00', to: '18:00' }, undefined, 'NONE', ['2027-07-21'], 5],
+    );
+    assert.match((await cli('admin', 'window', 'show', organisation.organisationId)).out, /saturday\s+.*closed/);
+    assert.equal((await cli('admin', 'window', 'set', organisation.organisationId, '--day', 'someday=09:00-10:00')).code, 2);
+    assert.notEqual((await cli('admin', 'window', 'set', organisation.organisationId, '--ramp', '0')).code, 0);
+    assert.match((await cli('admin', 'window', 'reset', organisation.organisationId)).out, /off \(the default\)/);
+    // The sender registry: asked for, refused while pending, approved for Belgium only, rejected, removed.
+    const orgId = organisation.organisationId;
+    const added = await cli('admin', 'sender', 'add', orgId, 'PROMO', '--country', 'be,fr', '--json');
+    assert.equal(added.code, 0, added.err);
+    assert.deepEqual([added.json().status, added.json().kind, added.json().countries], ['PENDING', 'ALPHANUMERIC', ['BE', 'FR']]);
+    const fromPromo = (to: string) =>
+      request(server, 'POST', '/sms/v1/messages', { key: credential.value, body: { recipient: { to }, body: { text: 'hallo' }, from: 'PROMO' } });
+    assert.equal((await fromPromo('32470123456')).body.errorCode, '400.005', 'a pending sender is refused');
+    const approved = await cli('admin', 'sender', 'approve', orgId, 'PROMO', '--country', 'BE');
+    assert.equal(approved.code, 0, approved.err);
+    assert.match(approved.out, /Sender PROMO \(ALPHANUMERIC, [0-9a-f-]{36}\) approved: APPROVED, BE\./);
+    assert.equal((await fromPromo('32470123456')).status, 201);
+    assert.equal((await fromPromo('33612345678')).body.errorCode, '400.005', 'not approved for France');
+    assert.match((await cli('admin', 'sender', 'list', orgId)).out, /\tPROMO\tALPHANUMERIC\tBE\tAPPROVED\t/);
+    const id = added.json().senderId;
+    assert.match((await cli('admin', 'sender', 'reject', orgId, id)).out, /rejected: REJECTED/);
+    assert.equal((await fromPromo('32470123456')).body.errorCode, '400.005', 'a rejected sender is refused');
+    // Bad input: an unknown sender, a bad country, a sender that is not one, a second registration.
+    const unknown = await cli('admin', 'sender', 'approve', orgId, 'NOPE');
+    assert.equal(unknown.code, 4, unknown.out);
+    assert.match(unknown.err, /no sender "NOPE"/);
+    const badCountry = await cli('admin', 'sender', 'add', orgId, 'SHOP', '--country', 'XX');
+    assert.notEqual(badCountry.code, 0);
+    assert.match(badCountry.err, /countries\[0\]/);
+    assert.notEqual((await cli('admin', 'sender', 'add', orgId, 'far too long a name')).code, 0);
+    assert.equal((await cli('admin', 'sender', 'add', orgId, 'PROMO')).code, 5, 'already registered');
+    assert.match((await cli('admin', 'sender', 'remove', orgId, 'PROMO')).out, /Sender PROMO \([0-9a-f-]{36}\) removed from the registry\./);
+    assert.deepEqual((await cli('admin', 'sender', 'list', orgId, '--json')).json(), []);
+    assert.equal((await cli('admin', 'sender', 'remove', orgId, id)).code, 4, 'gone');
     assert.match((await cli('admin', 'connectors')).out, /simulator/);
     assert.match((await cli('admin', 'routes', 'list')).out, /simulator/);
     assert.equal((await cli('admin', 'routes', 'test', '33612345678', '--json')).json().recipient, '33612345678');
     const key = await cli('admin', 'keys', 'create', channel.channelId, '--json');
     assert.equal(key.json().channel.channelId, channel.channelId);
     assert.equal((await tern({ ...env, TERN_ADMIN_KEY: 'wrong-operator-key-0000' }, ['admin', 'connectors'])).code, 3);
+  });
+
+  it('creates, changes and removes connectors and routes, by name or id', async () => {
+    const created = await cli('admin', 'connectors', 'create', 'sim-cli', 'simulator', '--set', 'tps=50', '--set', 'receiptLatencyMs=5', '--json');
+    assert.equal(created.code, 0, created.err);
+    const c = created.json();
+    assert.deepEqual([c.name, c.type, c.enabled], ['sim-cli', 'SIMULATOR', true]);
+    assert.match((await cli('admin', 'connectors', 'list')).out, /sim-cli/);
+    const bad = await cli('admin', 'connectors', 'create', 'sim-bad', 'simulator', '--set', 'colour=blue');
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /colour/);
+    assert.equal((await cli('admin', 'connectors', 'create', 'sim-bad', 'simulator', '--set', 'novalue')).code, 2);
+    const changed = await cli('admin', 'connectors', 'set', 'sim-cli', '--set', 'tps=20', '--unset', 'receiptLatencyMs', '--json');
+    assert.equal(changed.code, 0, changed.err);
+    assert.equal(changed.json().connectorId, c.connectorId);
+    assert.equal((await cli('admin', 'connectors', 'set', 'sim-cli')).code, 2);
+    assert.equal((await cli('admin', 'connectors', 'set', 'no-such-connector', '--disable')).code, 4);
+
+    const route = await cli(
+      'admin',
+      'routes',
+      'create',
+      'uk-cli',
+      '--connector',
+      'sim-cli=3',
+      '--failover',
+      'simulator',
+      '--prefix',
+      '4479',
+      '--type',
+      'sms',
+      '--priority',
+      '5',
+      '--json',
+    );
+    assert.equal(route.code, 0, route.err);
+    const r = route.json();
+    assert.deepEqual([r.priority, r.match, r.connectors[0].weight, r.failover[0].name], [5, { prefix: '4479', type: 'SMS' }, 3, 'simulator']);
+    const routed = await cli('admin', 'routes', 'test', '447911123456', '--json');
+    assert.equal(routed.code, 0, routed.err);
+    assert.equal(routed.json().route, 'uk-cli');
+    assert.equal((await cli('admin', 'routes', 'create', 'no-connector')).code, 2);
+    const moved = await cli('admin', 'routes', 'set', r.routeId, '--priority', '7', '--disable', '--json');
+    assert.equal(moved.code, 0, moved.err);
+    assert.deepEqual([moved.json().priority, moved.json().enabled], [7, false]);
+    // A connector a route uses cannot go; once the route is removed, it can.
+    assert.equal((await cli('admin', 'connectors', 'remove', 'sim-cli')).code, 5);
+    assert.match((await cli('admin', 'routes', 'remove', 'uk-cli')).out, /Route uk-cli removed/);
+    assert.match((await cli('admin', 'connectors', 'remove', c.connectorId)).out, /Connector sim-cli removed/);
+    assert.doesNotMatch((await cli('admin', 'connectors')).out, /sim-cli/);
   });
 
   it('migrates a database and checks the installation', async () => {
@@ -277,6 +485,9 @@ it('runs as the package’s bin', () => {
   const r = spawnSync(process.execPath, ['bin/tern.js', 'doctor', '--help'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^Usage: tern doctor/m);
-  const bad = spawnSync(process.execPath, ['bin/tern.js', 'balance'], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: tmpdir(), TERN_PROFILE: join(tmpdir(), 'tern-no-profile.json') } });
+  const bad = spawnSync(process.execPath, ['bin/tern.js', 'balance'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: tmpdir(), TERN_PROFILE: join(tmpdir(), 'tern-no-profile.json') },
+  });
   assert.equal(bad.status, 3);
 });

@@ -4,11 +4,13 @@ import { openStore, type Store } from '../../src/store/db.ts';
 import { freePort, startTernProcess, type TernProcess } from '../support/process.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { freshDatabase, request } from '../support/server.ts';
-import { eventually } from '../support/wait.ts';
+import { eventually, sleep } from '../support/wait.ts';
 
 export const skip = process.env.TERN_TEST_DATABASE_URL ? false : 'PostgreSQL not available: TERN_TEST_DATABASE_URL is not set';
 
 // A short lease, and submits slow enough that a stall lands while batches are claimed and not yet sent.
+/** Nodes started together on a machine busy with other tests may take a while to be ready. */
+const START_WITHIN_MS = 90_000;
 const ENV = { TERN_DISPATCH_LEASE_SECONDS: '2', TERN_SIMULATOR_SUBMIT_LATENCY_MS: '300', TERN_SIMULATOR_RECEIPT_LATENCY_MS: '100' };
 
 export interface Cluster {
@@ -24,9 +26,26 @@ export async function startCluster(size: number): Promise<Cluster> {
   const database = await freshDatabase('postgres');
   // The first node creates the schema; the others start on it together.
   const nodeIds = Array.from({ length: size }, (_, i) => `drill-node-${i}`);
-  const first = await startTernProcess(database.url, await freePort(), { ...ENV, TERN_NODE_ID: nodeIds[0]! });
-  const rest = await Promise.all(nodeIds.slice(1).map(async (id) => startTernProcess(database.url, await freePort(), { ...ENV, TERN_NODE_ID: id })));
-  const nodes = [first, ...rest];
+  // A node that does not come up leaves none of the others running: a process left behind would keep the test
+  // file's process alive after the test failed, and the suite with it.
+  const started: TernProcess[] = [];
+  const start = async (id: string) => {
+    const node = await startTernProcess(database.url, await freePort(), { ...ENV, TERN_NODE_ID: id }, START_WITHIN_MS);
+    started.push(node);
+    return node;
+  };
+  let nodes: TernProcess[];
+  try {
+    const first = await start(nodeIds[0]!);
+    const rest = await Promise.allSettled(nodeIds.slice(1).map(start));
+    const failed = rest.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    nodes = [first, ...rest.map((r) => (r as PromiseFulfilledResult<TernProcess>).value)];
+  } catch (err) {
+    await Promise.all(started.map((n) => n.kill()));
+    await database.cleanup();
+    throw err;
+  }
   const reader = await openStore(database.url, 'drill-reader', { migrate: false });
   // Answers a moment later, so attempts are on the wire when a node stalls.
   const receiver = await startReceiver();
@@ -48,7 +67,7 @@ export async function startCluster(size: number): Promise<Cluster> {
 }
 
 /** A counter of a node's /metrics, summed over the series whose labels include `labels`. */
-export async function counter(node: TernProcess, name: string, labels: string[] = []): Promise<number> {
+export async function counter(node: Pick<TernProcess, 'url'>, name: string, labels: string[] = []): Promise<number> {
   const text = await (await fetch(`${node.url}/metrics`)).text();
   return text
     .split('\n')
@@ -78,26 +97,58 @@ export async function holdingClaims(db: Store['db'], nodeId: string, leftMs = 50
   );
 }
 
-/** Sends `total` messages spread over the live nodes, 24 at a time; answers the ids accepted (201). */
-export function sendSpread(nodes: TernProcess[], key: string, total: number): { accepted: string[]; done: Promise<unknown> } {
+/**
+ * Sends `total` messages spread over the nodes, 24 at a time, each with an Idempotency-Key, as a careful client does:
+ * an answer other than 201 (a node stalled or killed mid-request, a 503 while its database did not answer, a 409
+ * while the key's first try is in progress) is tried again with the same key on the next node, until `deadline`.
+ * Answers the ids accepted (201, replays included) and every other answer seen, counted by status.
+ */
+export function sendSpread(
+  nodes: TernProcess[],
+  key: string,
+  total: number,
+  deadline = Date.now() + 120_000,
+): { accepted: string[]; refused: Map<string, number>; done: Promise<unknown> } {
   const accepted: string[] = [];
+  const refused = new Map<string, number>();
   let next = 0;
-  const sender = async () => {
-    for (let i = next++; i < total; i = next++) {
-      const node = nodes[i % nodes.length]!;
-      const r = await request(node, 'POST', '/sms/v1/messages', { key, body: { recipient: { to: `3367${String(i).padStart(6, '0')}5` }, body: { text: `drill ${i}` } } }).catch(() => null);
-      if (r?.status === 201) accepted.push(r.body.messageId);
+  const sendOne = async (i: number) => {
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      const node = nodes[(i + attempt) % nodes.length]!;
+      const r = await request(node, 'POST', '/sms/v1/messages', {
+        key,
+        headers: { 'idempotency-key': `drill-${i}` },
+        body: { recipient: { to: `3367${String(i).padStart(6, '0')}5` }, body: { text: `drill ${i}` } },
+      }).catch((err: Error) => ({ status: 0, body: { messageId: '' }, error: err }));
+      if (r.status === 201) {
+        accepted.push(r.body.messageId);
+        return;
+      }
+      const what = r.status === 0 ? 'no answer' : String(r.status);
+      refused.set(what, (refused.get(what) ?? 0) + 1);
+      await sleep(100);
     }
   };
-  return { accepted, done: Promise.all(Array.from({ length: 24 }, sender)) };
+  const sender = async () => {
+    for (let i = next++; i < total; i = next++) await sendOne(i);
+  };
+  return { accepted, refused, done: Promise.all(Array.from({ length: 24 }, sender)) };
 }
 
 /** Waits for every message and every webhook delivery to be delivered; answers what the operator and the receiver saw. */
 export async function settled(db: Store['db'], receiver: Receiver) {
   await eventually(
     async () => {
-      const open = await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '!=', 'DELIVERED').executeTakeFirstOrThrow();
-      const hooks = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('state', '!=', 'DELIVERED').executeTakeFirstOrThrow();
+      const open = await db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('status', '!=', 'DELIVERED')
+        .executeTakeFirstOrThrow();
+      const hooks = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('state', '!=', 'DELIVERED')
+        .executeTakeFirstOrThrow();
       return Number(open.n) === 0 && Number(hooks.n) === 0 ? true : undefined;
     },
     60_000,
@@ -124,4 +175,3 @@ export async function settled(db: Store['db'], receiver: Receiver) {
     twice: [...arrivals.values()].filter((n) => n > 1).length,
   };
 }
-

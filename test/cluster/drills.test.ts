@@ -29,7 +29,9 @@ describe('cluster drills [postgres]', { skip }, () => {
       await sleep(9_000);
       stalled.child.kill('SIGCONT');
       await load.done;
-      assert.equal(load.accepted.length, total, 'every send accepted');
+      process.stdout.write(`# ${size} nodes, one stalled: answers other than 201, tried again: ${JSON.stringify(Object.fromEntries(load.refused))}\n`);
+      assert.equal(load.accepted.length, total, 'every send accepted, at the first try or a later one');
+      assert.equal(new Set(load.accepted).size, total, 'one message a send, whatever the tries');
 
       const seen = await settled(reader.db, receiver);
       const sent = async (queue: string, when: string) => counter(stalled, 'tern_fenced_total', [`queue="${queue}"`, `when="${when}"`]);
@@ -47,10 +49,11 @@ describe('cluster drills [postgres]', { skip }, () => {
       // Each receipt applied once, whichever node emitted it: one DELIVERED event per message.
       assert.deepEqual([seen.deliveredEvents, seen.deliveredMessages], [total, total], 'one DELIVERED event per message');
       assert.equal(seen.unreceived, 0, 'every webhook received');
-      // The node stalled with claimed work in hand: waking, it gave up what it had not sent, and counted what it had
-      // sent and could no longer record (a stall that lands between a batch's submit and its outcome leaves only the
-      // latter).
-      assert.ok(takenOver > 0 && withheld + lateMessages > 0, `the stalled node held claimed work: ${takenOver} taken over, ${withheld} withheld, ${lateMessages} sent unrecorded`);
+      // The node stalled with claimed work in hand, which the others took over. Waking, it gave up what it had not
+      // sent (counted as withheld) and counted what it had sent and could no longer record — unless its own store
+      // failed first (a statement's read timeout ran out during the stall: 503s from it for a moment), which ends the
+      // batch with nothing counted and nothing sent, as the assertions below still check.
+      assert.ok(takenOver > 0, `the stalled node held claimed work: ${takenOver} taken over, ${withheld} withheld, ${lateMessages} sent unrecorded`);
       // What reaches a peer twice is only what the stalled node had on the wire as it stopped: sent, its outcome
       // unrecorded (the claim had run out), and sent again by the new owner — counted as such. The simulated operator
       // recognises a repeated placement by its id and attempt, as an idempotent operator would.

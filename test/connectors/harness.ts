@@ -17,7 +17,9 @@ import type {
   OutboundMessage,
   ReceiptEvent,
 } from '../../src/core/ports.ts';
-import { HIGH_LANE } from '../../src/core/domain/fair-queue.ts';
+import { HIGH_LANE } from '../../src/domain/fair-queue.ts';
+import { lookupNumber } from '../../src/core/lookup/enrich.ts';
+import { type LiveStatus, LookupUnavailableError } from '../../src/core/lookup/number-status.ts';
 
 /** A context as the core gives it, kept in memory: records with due times, events and health as they come. */
 export class HarnessContext implements ConnectorContext {
@@ -95,7 +97,19 @@ export interface OperatorSide {
   close(): Promise<void>;
 }
 
+/** The provider side of a connector that only looks numbers up (it carries no messages). */
+export interface LookupSide {
+  /** Numbers the provider knows, with what the connector must answer about each. */
+  known: Array<{ msisdn: string; expect: Partial<LiveStatus> }>;
+  /** A number in a valid range that the provider knows no subscriber for. */
+  unknown: string;
+  /** Makes the provider fail (an HTTP 500), or answer again. */
+  fail(failing: boolean): void;
+}
+
 export interface HarnessSubject {
+  /** A connector that only looks numbers up: the message tests are replaced by the lookup ones. */
+  lookup?: LookupSide;
   /** Builds the connector and its operator (a test SMSC, an HTTP server, a simulated network). */
   create(name: string): Promise<{ connector: Connector; operator: OperatorSide; publicUrl?: string }>;
   /** Whether submitting the same message and attempt again is recognised (no second delivery). */
@@ -153,68 +167,144 @@ export function connectorHarness(kind: string, subject: HarnessSubject): void {
       assert.equal(connector.kind, kind);
     });
 
-    test('answers one result per message, in order, each an upstream id or a typed error', async () => {
-      const batch = operator.deliverable.slice(0, 3).map((n) => outbound(n, subject.template));
+    test(
+      'answers one result per message, in order, each an upstream id or a typed error',
+      { skip: subject.lookup ? 'a lookup connector carries no messages' : false },
+      async () => {
+        const batch = operator.deliverable.slice(0, 3).map((n) => outbound(n, subject.template));
+        const results = await connector.submit(batch);
+        assert.equal(results.length, batch.length);
+        for (const r of results) {
+          if (r.ok) assert.ok(typeof r.upstreamId === 'string' && r.upstreamId.length > 0);
+          else assert.ok(typeof r.temporary === 'boolean' && typeof r.code === 'string' && r.code.length > 0);
+        }
+        assert.ok(
+          results.every((r) => r.ok),
+          JSON.stringify(results),
+        );
+        assert.equal(new Set(results.map((r) => (r.ok ? r.upstreamId : ''))).size, batch.length, 'one upstream id per message');
+      },
+    );
+
+    test(
+      'receipts come back named with the connector and matched to what was submitted',
+      { skip: subject.lookup ? 'a lookup connector carries no messages' : false },
+      async () => {
+        const batch = operator.deliverable.slice(0, 2).map((n) => outbound(n, subject.template));
+        const results = await connector.submit(batch);
+        const upstream = new Map(batch.map((m, i) => [m.id, (results[i] as { upstreamId: string }).upstreamId]));
+        await operator.settle(ctx, connector);
+        for (const m of batch) {
+          const receipt = ctx.events.find(
+            (e): e is ReceiptEvent => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === upstream.get(m.id)) && e.status === 'DELIVERED',
+          );
+          assert.ok(receipt, `a DELIVERED receipt for ${m.recipient}`);
+          assert.equal(receipt.connector, name);
+          assert.ok(typeof receipt.at === 'number');
+          // A connector that says its receipts name the message is never looked for by its upstream id alone.
+          if (connector.receiptsNameMessage) assert.equal(receipt.messageId, m.id, 'receiptsNameMessage: the receipt names the message');
+        }
+      },
+    );
+
+    test(
+      'a message submitted again with the same attempt is recognised, not delivered twice',
+      {
+        skip: subject.lookup
+          ? 'a lookup connector carries no messages'
+          : subject.idempotentSubmit
+            ? false
+            : 'this connector does not recognise a placement submitted again',
+      },
+      async () => {
+        const m = outbound(operator.deliverable[0]!, subject.template);
+        const [first] = await connector.submit([m]);
+        const [again] = await connector.submit([m]);
+        assert.ok(first?.ok && again?.ok);
+        assert.equal(again.upstreamId, first.upstreamId);
+        await operator.settle(ctx, connector);
+        const receipts = ctx.events.filter(
+          (e) => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === first.upstreamId) && e.status === 'DELIVERED',
+        );
+        assert.equal(receipts.length, 1);
+      },
+    );
+
+    test(
+      'a new attempt of the same message is a new placement',
+      {
+        skip: subject.lookup
+          ? 'a lookup connector carries no messages'
+          : subject.idempotentSubmit
+            ? false
+            : 'this connector does not recognise a placement submitted again',
+      },
+      async () => {
+        const m = outbound(operator.deliverable[0]!, subject.template);
+        const [first] = await connector.submit([m]);
+        const [second] = await connector.submit([{ ...m, attempt: 2 }]);
+        assert.ok(first?.ok && second?.ok);
+        assert.notEqual(second.upstreamId, first.upstreamId);
+      },
+    );
+
+    test(
+      'an inbound message from the operator comes out as an MO event',
+      { skip: subject.lookup ? 'a lookup connector carries no messages' : false },
+      async (t) => {
+        if (!operator.sendMo) return t.skip('this network carries no inbound messages');
+        const before = ctx.events.length;
+        await operator.sendMo(ctx, connector, { from: '33612345678', to: '36111', text: 'STOP' });
+        await until(() => ctx.events.slice(before).some((e) => e.kind === 'mo'), 'the MO event');
+        const mo = ctx.events.slice(before).find((e) => e.kind === 'mo')!;
+        assert.equal(mo.kind, 'mo');
+        if (mo.kind !== 'mo') return;
+        assert.equal(mo.connector, name);
+        assert.equal(mo.from, '33612345678');
+        assert.equal(mo.to, '36111');
+        assert.equal(mo.body.text, 'STOP');
+      },
+    );
+
+    test('a lookup connector refuses messages, one permanent error each', { skip: subject.lookup ? false : 'not a lookup connector' }, async () => {
+      const batch = ['33612345678', '447911123456'].map((n) => outbound(n, subject.template));
       const results = await connector.submit(batch);
       assert.equal(results.length, batch.length);
-      for (const r of results) {
-        if (r.ok) assert.ok(typeof r.upstreamId === 'string' && r.upstreamId.length > 0);
-        else assert.ok(typeof r.temporary === 'boolean' && typeof r.code === 'string' && r.code.length > 0);
+      for (const r of results) assert.ok(!r.ok && !r.temporary && r.code.length > 0, JSON.stringify(r));
+    });
+
+    test(
+      'a lookup connector answers the live fields of the numbers its provider knows',
+      { skip: subject.lookup ? false : 'not a lookup connector' },
+      async () => {
+        assert.equal(typeof connector.numberStatus, 'function');
+        for (const { msisdn, expect } of subject.lookup!.known) {
+          const status = await connector.numberStatus!(await lookupNumber(msisdn));
+          for (const [field, value] of Object.entries(expect)) assert.deepEqual(status[field as keyof LiveStatus], value, `${msisdn}: ${field}`);
+          assert.equal(status.offline, undefined, `${msisdn}: a live answer`);
+        }
+      },
+    );
+
+    test('a lookup connector answers a number with no subscriber as not valid', { skip: subject.lookup ? false : 'not a lookup connector' }, async () => {
+      const status = await connector.numberStatus!(await lookupNumber(subject.lookup!.unknown));
+      assert.equal(status.valid, false);
+      assert.equal(status.reachable, false);
+      assert.equal(status.currentNetwork, null);
+    });
+
+    test('a lookup connector whose provider fails says so, with a reason', { skip: subject.lookup ? false : 'not a lookup connector' }, async () => {
+      subject.lookup!.fail(true);
+      try {
+        await assert.rejects(connector.numberStatus!(await lookupNumber(subject.lookup!.known[0]!.msisdn)), (err: unknown) => {
+          assert.ok(err instanceof LookupUnavailableError, String(err));
+          assert.equal(err.connector, name);
+          assert.match(err.reason, /HTTP 500/);
+          return true;
+        });
+      } finally {
+        subject.lookup!.fail(false);
       }
-      assert.ok(results.every((r) => r.ok), JSON.stringify(results));
-      assert.equal(new Set(results.map((r) => (r.ok ? r.upstreamId : ''))).size, batch.length, 'one upstream id per message');
-    });
-
-    test('receipts come back named with the connector and matched to what was submitted', async () => {
-      const batch = operator.deliverable.slice(0, 2).map((n) => outbound(n, subject.template));
-      const results = await connector.submit(batch);
-      const upstream = new Map(batch.map((m, i) => [m.id, (results[i] as { upstreamId: string }).upstreamId]));
-      await operator.settle(ctx, connector);
-      for (const m of batch) {
-        const receipt = ctx.events.find(
-          (e): e is ReceiptEvent => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === upstream.get(m.id)) && e.status === 'DELIVERED',
-        );
-        assert.ok(receipt, `a DELIVERED receipt for ${m.recipient}`);
-        assert.equal(receipt.connector, name);
-        assert.ok(typeof receipt.at === 'number');
-        // A connector that says its receipts name the message is never looked for by its upstream id alone.
-        if (connector.receiptsNameMessage) assert.equal(receipt.messageId, m.id, 'receiptsNameMessage: the receipt names the message');
-      }
-    });
-
-    test('a message submitted again with the same attempt is recognised, not delivered twice', { skip: !subject.idempotentSubmit }, async () => {
-      const m = outbound(operator.deliverable[0]!, subject.template);
-      const [first] = await connector.submit([m]);
-      const [again] = await connector.submit([m]);
-      assert.ok(first?.ok && again?.ok);
-      assert.equal(again.upstreamId, first.upstreamId);
-      await operator.settle(ctx, connector);
-      const receipts = ctx.events.filter(
-        (e) => e.kind === 'receipt' && (e.messageId === m.id || e.upstreamId === first.upstreamId) && e.status === 'DELIVERED',
-      );
-      assert.equal(receipts.length, 1);
-    });
-
-    test('a new attempt of the same message is a new placement', { skip: !subject.idempotentSubmit }, async () => {
-      const m = outbound(operator.deliverable[0]!, subject.template);
-      const [first] = await connector.submit([m]);
-      const [second] = await connector.submit([{ ...m, attempt: 2 }]);
-      assert.ok(first?.ok && second?.ok);
-      assert.notEqual(second.upstreamId, first.upstreamId);
-    });
-
-    test('an inbound message from the operator comes out as an MO event', async (t) => {
-      if (!operator.sendMo) return t.skip('this network carries no inbound messages');
-      const before = ctx.events.length;
-      await operator.sendMo(ctx, connector, { from: '33612345678', to: '36111', text: 'STOP' });
-      await until(() => ctx.events.slice(before).some((e) => e.kind === 'mo'), 'the MO event');
-      const mo = ctx.events.slice(before).find((e) => e.kind === 'mo')!;
-      assert.equal(mo.kind, 'mo');
-      if (mo.kind !== 'mo') return;
-      assert.equal(mo.connector, name);
-      assert.equal(mo.from, '33612345678');
-      assert.equal(mo.to, '36111');
-      assert.equal(mo.body.text, 'STOP');
     });
 
     test('its HTTP routes answer bad input with a 4xx and never throw', async () => {

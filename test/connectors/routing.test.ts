@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { uuidv7 } from '../../src/core/domain/ids.ts';
+import { uuidv7 } from '../../src/domain/ids.ts';
 import { createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../support/server.ts';
 import { eventually } from '../support/wait.ts';
 
@@ -33,6 +33,11 @@ forEachDialect('connectors and routes as data', (dialect) => {
         match: JSON.stringify(match),
         connectors: JSON.stringify(connectors.map((connectorId) => ({ connectorId, weight: 1 }))),
         failover: JSON.stringify(failover),
+        lookup_before_send: 0,
+        strategy: 'weight',
+        allow_loss: 0,
+        max_attempts: 1,
+        min_delivery_rate: null,
         source: 'API',
         enabled: 1,
         created_at: now,
@@ -85,7 +90,11 @@ forEachDialect('connectors and routes as data', (dialect) => {
     const held = await send('33619990001');
     await new Promise((r) => setTimeout(r, 700));
     assert.deepEqual(await message(held), { status: 'ENROUTE', status_detail: null, connector: null }, 'waits in the queue, not failed');
-    await db().updateTable('routes').set({ connectors: JSON.stringify([{ connectorId: simulator, weight: 1 }]) }).where('id', '=', waiting).execute();
+    await db()
+      .updateTable('routes')
+      .set({ connectors: JSON.stringify([{ connectorId: simulator, weight: 1 }]) })
+      .where('id', '=', waiting)
+      .execute();
     changed();
     // 0001: the simulator reports UNDELIVERED; what matters is that it left the queue through the simulator. Its
     // receipt can be applied a moment before the dispatcher's record of the placement commits (two transactions, in

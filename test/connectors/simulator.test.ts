@@ -4,7 +4,7 @@ import { Simulator } from '../../src/connectors/simulator/connector.ts';
 import type { Connector } from '../../src/core/ports.ts';
 import { connectorHarness, HarnessContext, outbound } from './harness.ts';
 
-const settings = { submitLatencyMs: 0, receiptLatencyMs: 0, readDelayMs: 0, tps: 0 };
+const settings = { submitLatencyMs: 0, receiptLatencyMs: 0, readDelayMs: 0, tps: 0, failedDeliveryPercent: 0 };
 
 async function settle(ctx: HarnessContext, connector: Connector): Promise<void> {
   // Receipts, then read reports, fall due at once with zero latencies.
@@ -24,7 +24,14 @@ connectorHarness('SIMULATOR', {
           // The simulated network hands MO over through its own route, as raw JSON.
           const route = c.routes!().find((r) => r.path === '/mo')!;
           const raw = JSON.stringify(mo);
-          const answer = await route.handle({ method: 'POST', path: '/mo', query: {}, headers: { 'content-type': 'application/json' }, body: JSON.parse(raw), rawBody: raw });
+          const answer = await route.handle({
+            method: 'POST',
+            path: '/mo',
+            query: {},
+            headers: { 'content-type': 'application/json' },
+            body: JSON.parse(raw),
+            rawBody: raw,
+          });
           assert.equal(answer.status, 202);
         },
         async close() {},
@@ -45,10 +52,15 @@ describe('simulator rules', () => {
     const { sim, ctx } = await start();
     const [undelivered, rejected, silent, flaky] = ['33612340001', '33612340002', '33612340003', '33612340004'].map((n) => outbound(n));
     const results = await sim.submit([undelivered!, rejected!, silent!, flaky!]);
-    assert.deepEqual(results.map((r) => (r.ok ? 'ok' : `${r.temporary ? 'temporary' : 'permanent'} ${r.code}`)), ['ok', 'permanent REJECTED', 'ok', 'temporary THROTTLED']);
+    assert.deepEqual(
+      results.map((r) => (r.ok ? 'ok' : `${r.temporary ? 'temporary' : 'permanent'} ${r.code}`)),
+      ['ok', 'permanent REJECTED', 'ok', 'temporary THROTTLED'],
+    );
     assert.ok((await sim.submit([flaky!]))[0]!.ok, 'the retry is taken');
     await settle(ctx, sim);
-    const statuses = Object.fromEntries(ctx.events.filter((e) => e.kind === 'receipt').map((e) => [e.kind === 'receipt' ? e.messageId : '', e.kind === 'receipt' ? e.status : '']));
+    const statuses = Object.fromEntries(
+      ctx.events.filter((e) => e.kind === 'receipt').map((e) => [e.kind === 'receipt' ? e.messageId : '', e.kind === 'receipt' ? e.status : '']),
+    );
     assert.deepEqual(statuses, { [undelivered!.id]: 'UNDELIVERED', [flaky!.id]: 'DELIVERED' });
   });
 
@@ -80,12 +92,24 @@ describe('simulator rules', () => {
     await sim.submit([{ ...calls[0]!, attempt: 2 }]);
     await settle(ctx, sim);
     const reports = ctx.events.flatMap((e) => (e.kind === 'receipt' ? [[e.messageId, e.status, e.detail ?? null]] : []));
-    assert.deepEqual(reports.filter((r) => r[0] === calls[0]!.id), [
-      [calls[0]!.id, 'UNDELIVERED', 'BUSY'],
-      [calls[0]!.id, 'UNDELIVERED', 'BUSY'],
-    ]);
-    assert.deepEqual(reports.find((r) => r[0] === calls[1]!.id), [calls[1]!.id, 'UNDELIVERED', 'NO_ANSWER']);
-    assert.deepEqual(reports.find((r) => r[0] === calls[2]!.id), [calls[2]!.id, 'UNDELIVERABLE', 'INVALID_PHONE_NUMBER']);
-    assert.deepEqual(reports.find((r) => r[0] === calls[3]!.id), [calls[3]!.id, 'DELIVERED', null]);
+    assert.deepEqual(
+      reports.filter((r) => r[0] === calls[0]!.id),
+      [
+        [calls[0]!.id, 'UNDELIVERED', 'BUSY'],
+        [calls[0]!.id, 'UNDELIVERED', 'BUSY'],
+      ],
+    );
+    assert.deepEqual(
+      reports.find((r) => r[0] === calls[1]!.id),
+      [calls[1]!.id, 'UNDELIVERED', 'NO_ANSWER'],
+    );
+    assert.deepEqual(
+      reports.find((r) => r[0] === calls[2]!.id),
+      [calls[2]!.id, 'UNDELIVERABLE', 'INVALID_PHONE_NUMBER'],
+    );
+    assert.deepEqual(
+      reports.find((r) => r[0] === calls[3]!.id),
+      [calls[3]!.id, 'DELIVERED', null],
+    );
   });
 });

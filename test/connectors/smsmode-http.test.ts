@@ -24,14 +24,12 @@ async function serveRoutes(getConnector: () => Connector): Promise<Receiver> {
       .routes?.()
       .find((r) => r.method === req.method && req.url.endsWith(r.path));
     if (!route) return 404;
-    void route
-      .handle({ method: req.method, path: route.path, query: {}, headers: req.headers, body: req.json ?? undefined, rawBody: req.body })
-      .then(
-        (a) => res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.body ?? {})),
-        // As the REST door answers a route that throws: a callback that comes once the connector has stopped (the
-        // upstream's webhooks go on after the test) is told to try again, not left as an unhandled rejection.
-        (err: Error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
-      );
+    void route.handle({ method: req.method, path: route.path, query: {}, headers: req.headers, body: req.json ?? undefined, rawBody: req.body }).then(
+      (a) => res.writeHead(a.status, { 'content-type': 'application/json' }).end(JSON.stringify(a.body ?? {})),
+      // As the REST door answers a route that throws: a callback that comes once the connector has stopped (the
+      // upstream's webhooks go on after the test) is told to try again, not left as an unhandled rejection.
+      (err: Error) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message })),
+    );
   });
 }
 
@@ -63,13 +61,17 @@ describe('connector harness: SMSMODE_HTTP against a real upstream Tern', () => {
       // B's simulator delivers and calls back: settled once receipts stop coming for a while.
       const settle = async (ctx: HarnessContext) => {
         let seen = -1;
-        await eventually(async () => {
-          const n = ctx.events.filter((e) => e.kind === 'receipt').length;
-          const still = n > 0 && n === seen;
-          seen = n;
-          await sleep(400);
-          return still;
-        }, 15_000, 'receipts from the upstream');
+        await eventually(
+          async () => {
+            const n = ctx.events.filter((e) => e.kind === 'receipt').length;
+            const still = n > 0 && n === seen;
+            seen = n;
+            await sleep(400);
+            return still;
+          },
+          15_000,
+          'receipts from the upstream',
+        );
       };
       return {
         connector,
@@ -117,7 +119,11 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
       body: { name: 'france via B', priority: 1, match: { prefix: '33' }, connectors: [{ connector: 'upstream-b' }], costPerPart: 0.02 },
     });
     assert.equal(r.status, 201, r.text);
-    await eventually(async () => (await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey })).body.live?.state === 'UP', 10_000, 'the connector UP');
+    await eventually(
+      async () => (await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey })).body.live?.state === 'UP',
+      10_000,
+      'the connector UP',
+    );
   });
   after(async () => {
     await a.stop();
@@ -141,7 +147,11 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
     const copy = onBList.body.items.find((m: any) => m.refClient === sent.body.messageId);
     assert.ok(copy, 'B holds the message, with A’s id as its refClient');
     assert.equal(copy.body.text, 'Through B');
-    const row = await a.app.store.db.selectFrom('messages').select(['connector', 'upstream_id', 'route']).where('id', '=', sent.body.messageId).executeTakeFirstOrThrow();
+    const row = await a.app.store.db
+      .selectFrom('messages')
+      .select(['connector', 'upstream_id', 'route'])
+      .where('id', '=', sent.body.messageId)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { connector: 'upstream-b', upstream_id: copy.messageId, route: 'france via B' });
     const state = await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey });
     assert.ok(state.body.live.accepted >= 1 && state.body.live.receipts >= 1, JSON.stringify(state.body.live));
@@ -163,7 +173,14 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
     // This connector holds a signing secret that is not B's: every callback of B is refused, as if it were lost.
     const deaf = await request(a, 'POST', '/admin/v1/connectors', {
       key: a.adminKey,
-      body: { name: 'upstream-b-deaf', type: 'SMSMODE_HTTP', baseUrl: b.url, apiKey: onB.key, pollAfterSeconds: 1, webhookSecret: 'whsec_bm90LUJzLXNlY3JldC1hdC1hbGwh' },
+      body: {
+        name: 'upstream-b-deaf',
+        type: 'SMSMODE_HTTP',
+        baseUrl: b.url,
+        apiKey: onB.key,
+        pollAfterSeconds: 1,
+        webhookSecret: 'whsec_bm90LUJzLXNlY3JldC1hdC1hbGwh',
+      },
     });
     assert.equal(deaf.status, 201, deaf.text);
     const r = await request(a, 'POST', '/admin/v1/routes', {
@@ -171,13 +188,22 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
       body: { name: 'uk via B, callbacks lost', priority: 1, match: { prefix: '44' }, connectors: [{ connector: 'upstream-b-deaf' }] },
     });
     assert.equal(r.status, 201, r.text);
-    await eventually(async () => (await request(a, 'POST', '/admin/v1/routes/test', { key: a.adminKey, body: { to: '447911123456' } })).body.candidates?.[0]?.name === 'upstream-b-deaf', 10_000, 'the new route in force');
+    await eventually(
+      async () =>
+        (await request(a, 'POST', '/admin/v1/routes/test', { key: a.adminKey, body: { to: '447911123456' } })).body.candidates?.[0]?.name === 'upstream-b-deaf',
+      10_000,
+      'the new route in force',
+    );
     const sent = await request(a, 'POST', '/sms/v1/messages', { key: onA.key, body: { recipient: { to: '447911123456' }, body: { text: 'Poll me' } } });
     assert.equal(sent.status, 201);
-    const m = await eventually(async () => {
-      const got = await request(a, 'GET', `/sms/v1/messages/${sent.body.messageId}`, { key: onA.key });
-      return got.body.status.value === 'DELIVERED' ? got.body : undefined;
-    }, 20_000, 'DELIVERED by polling');
+    const m = await eventually(
+      async () => {
+        const got = await request(a, 'GET', `/sms/v1/messages/${sent.body.messageId}`, { key: onA.key });
+        return got.body.status.value === 'DELIVERED' ? got.body : undefined;
+      },
+      20_000,
+      'DELIVERED by polling',
+    );
     assert.equal(m.status.value, 'DELIVERED');
   });
 
@@ -189,20 +215,36 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
     // The restart with the secret comes within a second; meanwhile a callback is answered by the connector as it was,
     // or with 503 while it restarts (a status its sender retries), never 404.
     const seen = new Set<number>();
-    await eventually(async () => {
-      const forged = await request(a, 'POST', '/connectors/upstream-b/status', { body: { messageId: 'x', status: { value: 'DELIVERED' } } });
-      seen.add(forged.status);
-      return forged.status === 401;
-    }, 10_000, 'a forged callback refused');
+    await eventually(
+      async () => {
+        const forged = await request(a, 'POST', '/connectors/upstream-b/status', { body: { messageId: 'x', status: { value: 'DELIVERED' } } });
+        seen.add(forged.status);
+        return forged.status === 401;
+      },
+      10_000,
+      'a forged callback refused',
+    );
     assert.ok(!seen.has(404), `answers seen: ${[...seen].join(', ')}`);
-    await eventually(async () => (await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey })).body.live?.state === 'UP', 10_000, 'restarted');
+    await eventually(
+      async () => (await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey })).body.live?.state === 'UP',
+      10_000,
+      'restarted',
+    );
     const sent = await request(a, 'POST', '/sms/v1/messages', { key: onA.key, body: { recipient: { to: '33612345678' }, body: { text: 'Signed' } } });
-    await eventually(() => hooks.delivered().find((h) => h.json?.messageId === sent.body.messageId && h.json?.status?.value === 'DELIVERED'), 15_000, 'DELIVERED through a signed callback');
+    await eventually(
+      () => hooks.delivered().find((h) => h.json?.messageId === sent.body.messageId && h.json?.status?.value === 'DELIVERED'),
+      15_000,
+      'DELIVERED through a signed callback',
+    );
   });
 
   test('a refused key: the connector goes DOWN and messages wait; a good key lets them go', async () => {
     await request(a, 'PATCH', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey, body: { apiKey: 'tern_not-a-key' } });
-    await eventually(async () => (await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey })).body.live?.state === 'DOWN', 10_000, 'DOWN');
+    await eventually(
+      async () => (await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey })).body.live?.state === 'DOWN',
+      10_000,
+      'DOWN',
+    );
     const down = await request(a, 'GET', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey });
     assert.match(down.body.live.lastError, /refuses the API key/);
     const sent = await request(a, 'POST', '/sms/v1/messages', { key: onA.key, body: { recipient: { to: '33612345678' }, body: { text: 'Waits' } } });
@@ -213,7 +255,11 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
     assert.deepEqual(test.body.candidates, []);
     assert.match(test.body.reason, /none of its connectors \(upstream-b\) is up: it would wait/);
     await request(a, 'PATCH', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey, body: { apiKey: onB.key } });
-    await eventually(async () => ((await request(a, 'GET', `/sms/v1/messages/${sent.body.messageId}`, { key: onA.key })).body.status.value === 'DELIVERED' ? true : undefined), 20_000, 'sent once the key is good');
+    await eventually(
+      async () => ((await request(a, 'GET', `/sms/v1/messages/${sent.body.messageId}`, { key: onA.key })).body.status.value === 'DELIVERED' ? true : undefined),
+      20_000,
+      'sent once the key is good',
+    );
   });
 
   test('bad definitions are refused with the field named', async () => {
@@ -228,7 +274,12 @@ forEachDialect('SMSMODE_HTTP connector: Tern to Tern over the smsmode REST API',
     for (const [body, detail] of bad) assertError(await request(a, 'POST', '/admin/v1/connectors', { key: a.adminKey, body }), 400, '400.001', detail);
     assertError(await request(a, 'POST', '/admin/v1/connectors', { key: a.adminKey, body: { name: 'upstream-b', type: 'SIMULATOR' } }), 409, '409.001');
     assertError(await request(a, 'DELETE', `/admin/v1/connectors/${connectorId}`, { key: a.adminKey }), 409, '409.001', /routes .* use connector upstream-b/);
-    assertError(await request(a, 'POST', '/admin/v1/routes', { key: a.adminKey, body: { name: 'r', connectors: [{ connector: 'nobody' }] } }), 400, '400.001', /body\.connectors\[0\]: no connector nobody/);
+    assertError(
+      await request(a, 'POST', '/admin/v1/routes', { key: a.adminKey, body: { name: 'r', connectors: [{ connector: 'nobody' }] } }),
+      400,
+      '400.001',
+      /body\.connectors\[0\]: no connector nobody/,
+    );
     assertError(await request(a, 'POST', '/admin/v1/connectors', { key: onA.key, body: { name: 'x', type: 'SIMULATOR' } }), 403, '403.004');
   });
 });

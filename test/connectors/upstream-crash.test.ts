@@ -65,7 +65,10 @@ forEachDialect('kill -9 with messages in flight to an HTTP upstream', (dialect) 
       for (let i = 0; i < MESSAGES; i += 25) {
         const batch = await Promise.all(
           Array.from({ length: Math.min(25, MESSAGES - i) }, (_, j) =>
-            request(first, 'POST', '/sms/v1/messages', { key: onA.key, body: { recipient: { to: `3367${String(100 + i + j).padStart(7, '0')}` }, body: { text: `crash ${i + j}` } } }),
+            request(first, 'POST', '/sms/v1/messages', {
+              key: onA.key,
+              body: { recipient: { to: `3367${String(100 + i + j).padStart(7, '0')}` }, body: { text: `crash ${i + j}` } },
+            }),
           ),
         );
         for (const r of batch) {
@@ -81,11 +84,19 @@ forEachDialect('kill -9 with messages in flight to an HTTP upstream', (dialect) 
       const unplaced = new Set((await reader.db.selectFrom('messages').select('id').where('connector', 'is', null).execute()).map((m) => m.id));
       const claimed = (await reader.db.selectFrom('dispatch_queue').select('message_id').where('claimed_by', 'is not', null).execute()).length;
       const sentButNotRecorded = (await atB()).filter((m) => m.ref_client !== null && unplaced.has(m.ref_client)).length;
-      assert.ok(unplaced.size > 0 && sentButNotRecorded > 0, `the kill landed with submits in flight (${unplaced.size} unplaced, ${sentButNotRecorded} taken by B unanswered)`);
+      assert.ok(
+        unplaced.size > 0 && sentButNotRecorded > 0,
+        `the kill landed with submits in flight (${unplaced.size} unplaced, ${sentButNotRecorded} taken by B unanswered)`,
+      );
 
       const second = await startTernProcess(database.url, port, env);
       nodes.push(second);
-      const open = () => reader.db.selectFrom('messages').select(['status', 'connector', 'upstream_id']).where('status', 'not in', ['DELIVERED', 'UNDELIVERABLE', 'UNDELIVERED']).execute();
+      const open = () =>
+        reader.db
+          .selectFrom('messages')
+          .select(['status', 'connector', 'upstream_id'])
+          .where('status', 'not in', ['DELIVERED', 'UNDELIVERABLE', 'UNDELIVERED'])
+          .execute();
       await eventually(async () => ((await open()).length === 0 ? true : undefined), 60_000, 'every message final after the restart').catch(async (err) => {
         const left = await open();
         const queue = await reader.db.selectFrom('dispatch_queue').selectAll().execute();
@@ -96,7 +107,9 @@ forEachDialect('kill -9 with messages in flight to an HTTP upstream', (dialect) 
         const bQueue = up.length ? await b.app.store.db.selectFrom('dispatch_queue').selectAll().where('message_id', 'in', up).execute() : [];
         const bRecords = up.length ? await b.app.store.db.selectFrom('connector_records').selectAll().where('key', 'in', up).execute() : [];
         atBNow.push(...(bQueue as any), ...(bRecords as any));
-        throw new Error(`${(err as Error).message}: ${left.length} open, e.g. ${JSON.stringify(left.slice(0, 3))}; queue ${JSON.stringify(queue.slice(0, 3))}; records ${JSON.stringify(records)}; parked ${JSON.stringify(parked)}; B ${JSON.stringify(atBNow)}`);
+        throw new Error(
+          `${(err as Error).message}: ${left.length} open, e.g. ${JSON.stringify(left.slice(0, 3))}; queue ${JSON.stringify(queue.slice(0, 3))}; records ${JSON.stringify(records)}; parked ${JSON.stringify(parked)}; B ${JSON.stringify(atBNow)}`,
+        );
       });
       const statuses = await reader.db.selectFrom('messages').select(['status']).where('id', 'in', ids).execute();
       assert.deepEqual(
@@ -108,7 +121,11 @@ forEachDialect('kill -9 with messages in flight to an HTTP upstream', (dialect) 
       const perMessage = new Map<string, number>();
       for (const m of received) perMessage.set(m.ref_client!, (perMessage.get(m.ref_client!) ?? 0) + 1);
       assert.equal(perMessage.size, MESSAGES, 'B has every message');
-      assert.deepEqual([...perMessage.values()].filter((n) => n > 1), [], 'none twice: the repeated submits carried the same Idempotency-Key');
+      assert.deepEqual(
+        [...perMessage.values()].filter((n) => n > 1),
+        [],
+        'none twice: the repeated submits carried the same Idempotency-Key',
+      );
 
       const takenOver = await metric(second.url, /^tern_dispatch_taken_over_total (\d+)/m);
       const recognised = await metric(second.url, /^tern_connector_repeats_recognised_total\{connector="upstream"\} (\d+)/m);

@@ -96,10 +96,16 @@ forEachDialect('console API', (dialect) => {
     await stranger.ready();
     const first = await request(server, 'POST', '/sms/v1/messages', { key: tenant.key, body: { recipient: { to: '33612345670' }, body: { text: 'one' } } });
     const events = await request(server, 'GET', `/sms/v1/messages/${first.body.messageId}/events`, { key: tenant.key });
-    await eventually(async () => (await request(server, 'GET', `/sms/v1/messages/${first.body.messageId}`, { key: tenant.key })).body.status.value === 'DELIVERED');
+    await eventually(
+      async () => (await request(server, 'GET', `/sms/v1/messages/${first.body.messageId}`, { key: tenant.key })).body.status.value === 'DELIVERED',
+    );
     const resumed = await openStream(server, tenant.key, { 'last-event-id': events.body.items[0].eventId });
     await resumed.ready();
-    await eventually(() => resumed.messages().some((e) => e.data.message.messageId === first.body.messageId && e.data.status === 'DELIVERED'), 5_000, 'the missed DELIVERED');
+    await eventually(
+      () => resumed.messages().some((e) => e.data.message.messageId === first.body.messageId && e.data.status === 'DELIVERED'),
+      5_000,
+      'the missed DELIVERED',
+    );
     assert.ok(!resumed.messages().some((e) => e.data.eventId === events.body.items[0].eventId), 'the last event seen is not sent again');
     assert.equal(stranger.messages().length, 0);
     await Promise.all([stranger.close(), resumed.close()]);
@@ -114,7 +120,10 @@ forEachDialect('console API', (dialect) => {
 
   it('quotes a send with the count and price the send then charges', async () => {
     const text = 'Bonjour € '.repeat(20);
-    const quote = await request(server, 'POST', '/sms/v1/messages/quote', { key: tenant.key, body: { recipient: { to: '+33 6 12 34 56 78' }, body: { text } } });
+    const quote = await request(server, 'POST', '/sms/v1/messages/quote', {
+      key: tenant.key,
+      body: { recipient: { to: '+33 6 12 34 56 78' }, body: { text } },
+    });
     assert.equal(quote.status, 200, quote.text);
     const sent = await request(server, 'POST', '/sms/v1/messages', { key: tenant.key, body: { recipient: { to: '33612345678' }, body: { text } } });
     assert.equal(quote.body.body.messagePartCount, sent.body.body.messagePartCount);
@@ -130,17 +139,33 @@ forEachDialect('console API', (dialect) => {
     assert.equal(unicode.body.body.remainingInPart, 70 - 5);
     const long = await request(server, 'POST', '/sms/v1/messages/quote', { key: tenant.key, body: { body: { text: 'x'.repeat(1531) } } });
     assert.equal(long.body.body.tooLong, true);
-    assertError(await request(server, 'POST', '/sms/v1/messages/quote', { key: tenant.key, body: { recipient: { to: 'abc' }, body: { text: 'x' } } }), 400, '400.003', /recipient\.to/);
+    assertError(
+      await request(server, 'POST', '/sms/v1/messages/quote', { key: tenant.key, body: { recipient: { to: 'abc' }, body: { text: 'x' } } }),
+      400,
+      '400.003',
+      /recipient\.to/,
+    );
     assertError(await request(server, 'POST', '/rcs/v1/messages/quote', { key: tenant.key, body: { body: { type: 'TEXT', text: 'x' } } }), 403, '403.005');
 
     const rcs = await createTenant(server, { type: 'RCS', balance: 5 });
-    const basic = await request(server, 'POST', '/rcs/v1/messages/quote', { key: rcs.key, body: { recipient: { to: '33612345678' }, body: { type: 'TEXT', text: 'short' } } });
+    const basic = await request(server, 'POST', '/rcs/v1/messages/quote', {
+      key: rcs.key,
+      body: { recipient: { to: '33612345678' }, body: { type: 'TEXT', text: 'short' } },
+    });
     assert.equal(basic.body.price.kind, 'BASIC');
     const single = await request(server, 'POST', '/rcs/v1/messages/quote', { key: rcs.key, body: { body: { type: 'TEXT', text: 'x'.repeat(161) } } });
     assert.equal(single.body.price.kind, 'SINGLE');
-    const rcsSent = await request(server, 'POST', '/rcs/v1/messages', { key: rcs.key, body: { recipient: { to: '33612345678' }, body: { type: 'TEXT', text: 'short' } } });
+    const rcsSent = await request(server, 'POST', '/rcs/v1/messages', {
+      key: rcs.key,
+      body: { recipient: { to: '33612345678' }, body: { type: 'TEXT', text: 'short' } },
+    });
     assert.equal(basic.body.price.amount, rcsSent.body.price.amount);
-    assertError(await request(server, 'POST', '/rcs/v1/messages/quote', { key: rcs.key, body: { body: { type: 'TEXT' } } }), 400, '400.001', /body\.body\.text/);
+    assertError(
+      await request(server, 'POST', '/rcs/v1/messages/quote', { key: rcs.key, body: { body: { type: 'TEXT' } } }),
+      400,
+      '400.001',
+      /body\.body\.text/,
+    );
     const voice = await createTenant(server, { type: 'VOICE' });
     const call = await request(server, 'POST', '/voice/v1/messages/quote', { key: voice.key, body: { recipient: { to: '33612345678' } } });
     assert.equal(call.body.price.kind, 'VOICE');
@@ -149,7 +174,10 @@ forEachDialect('console API', (dialect) => {
   });
 
   it('lets an ADMIN key create, list and revoke its channel’s API keys, but not revoke itself', async () => {
-    const created = await request(server, 'POST', `/commons/v1/channels/${tenant.channelId}/credentials`, { key: tenant.key, body: { name: 'ci', roles: ['USER'] } });
+    const created = await request(server, 'POST', `/commons/v1/channels/${tenant.channelId}/credentials`, {
+      key: tenant.key,
+      body: { name: 'ci', roles: ['USER'] },
+    });
     assert.equal(created.status, 201, created.text);
     assert.match(created.body.value, /^tern_/);
     assert.equal((await request(server, 'GET', '/commons/v1/channels', { key: created.body.value })).status, 200);
@@ -158,7 +186,12 @@ forEachDialect('console API', (dialect) => {
     const revoked = await request(server, 'DELETE', `/commons/v1/channels/${tenant.channelId}/credentials/${created.body.credentialId}`, { key: tenant.key });
     assert.equal(revoked.body.state, 'REVOKED');
     assertError(await request(server, 'GET', '/commons/v1/channels', { key: created.body.value }), 401, '401.002');
-    assertError(await request(server, 'DELETE', `/commons/v1/channels/${tenant.channelId}/credentials/${tenant.credentialId}`, { key: tenant.key }), 409, '409.001', /making this request/);
+    assertError(
+      await request(server, 'DELETE', `/commons/v1/channels/${tenant.channelId}/credentials/${tenant.credentialId}`, { key: tenant.key }),
+      409,
+      '409.001',
+      /making this request/,
+    );
     const user = await createTenant(server, { roles: ['USER'] });
     assertError(await request(server, 'GET', `/commons/v1/channels/${user.channelId}/credentials`, { key: user.key }), 403, '403.001');
     assertError(await request(server, 'GET', `/commons/v1/channels/${user.channelId}/credentials`, { key: tenant.key }), 404, '404.001');
@@ -180,7 +213,9 @@ forEachDialect('console API', (dialect) => {
     const all = await request(server, 'GET', '/admin/v1/smpp-sessions', { key: server.adminKey });
     assert.ok(all.body.items.some((s: any) => s.smppCredentialId === created.body.smppCredentialId));
     session.close();
-    const deleted = await request(server, 'DELETE', `/commons/v1/channels/${tenant.channelId}/smpp-credentials/${created.body.smppCredentialId}`, { key: tenant.key });
+    const deleted = await request(server, 'DELETE', `/commons/v1/channels/${tenant.channelId}/smpp-credentials/${created.body.smppCredentialId}`, {
+      key: tenant.key,
+    });
     assert.equal(deleted.status, 200);
     const list = await request(server, 'GET', `/commons/v1/channels/${tenant.channelId}/smpp-credentials`, { key: tenant.key });
     assert.ok(!list.body.items.some((c: any) => c.smppCredentialId === created.body.smppCredentialId && c.state === 'ACTIVE'));

@@ -14,10 +14,17 @@ import { eventually } from '../support/wait.ts';
 const CHROMIUM = process.env.TERN_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = join('console', 'screenshots');
 const MAX_JS_GZIP = 150 * 1024;
+const SHORT_BASE = 'https://t.example/l/';
+const LONG_URL = 'https://shop.example.com/offers/winter-sale?utm_source=sms&utm_campaign=winter&customer=12345';
 
-const skip = existsSync(CHROMIUM) ? false : `no chromium at ${CHROMIUM}: install it with scripts/setup-system.sh (Debian's chromium package) or set TERN_CHROMIUM`;
+/** The codes of the short links in a text. */
+const codesIn = (text: string) => [...text.matchAll(/https:\/\/t\.example\/l\/([0-9A-Za-z]+)/g)].map((m) => m[1]!);
 
-describe('console in a browser', { skip, timeout: 120_000 }, () => {
+const skip = existsSync(CHROMIUM)
+  ? false
+  : `no chromium at ${CHROMIUM}: install it with scripts/setup-system.sh (Debian's chromium package) or set TERN_CHROMIUM`;
+
+describe('console in a browser', { skip, timeout: 300_000 }, () => {
   let server: TestServer;
   let tenant: Tenant;
   let sub: Tenant;
@@ -46,7 +53,7 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     const build = spawnSync('npm', ['run', '--silent', 'build:console'], { encoding: 'utf8' });
     assert.equal(build.status, 0, `${build.stdout}${build.stderr}`);
     mkdirSync(SHOTS, { recursive: true });
-    server = await startTestServer('sqlite');
+    server = await startTestServer('sqlite', { TERN_SHORT_LINK_BASE: SHORT_BASE });
     tenant = await createTenant(server, { balance: 50, name: 'Acme', channel: { defaultFromField: 'Acme', fromFieldList: ['Acme', '36111'] } });
     // National numbers (06…) are read in France, as in the demo organisation.
     await request(server, 'PATCH', `/admin/v1/organisations/${tenant.organisationId}`, { key: server.adminKey, body: { defaultCountry: 'FR' } });
@@ -54,7 +61,16 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     receiver = await startReceiver();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       // playwright-core gives the browser a fresh profile of its own in a temporary folder.
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -85,10 +101,10 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await assert.doesNotReject(page.getByText('npm start').first().waitFor());
     await shot('sign-in');
     await page.getByLabel('API key').fill('tern_wrong');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await page.getByRole('alert').filter({ hasText: '401.002' }).waitFor();
     await page.getByLabel('API key').fill(tenant.key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await page.getByRole('heading', { name: 'Messages' }).waitFor();
     assert.equal(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('tern.apiKey')), tenant.key);
     assert.ok(!page.url().includes(tenant.key), 'the key is never in the URL');
@@ -120,7 +136,10 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
   it('shows new messages live in the list, with filters', async () => {
     await go('/messages');
     await page.locator('.live.on').waitFor();
-    const sent = await request(server, 'POST', '/sms/v1/messages', { key: tenant.key, body: { recipient: { to: '33612340002' }, body: { text: 'arrives live' }, refClient: 'live-1' } });
+    const sent = await request(server, 'POST', '/sms/v1/messages', {
+      key: tenant.key,
+      body: { recipient: { to: '33612340002' }, body: { text: 'arrives live' }, refClient: 'live-1' },
+    });
     const row = page.locator(`tr[data-message-id="${sent.body.messageId}"]`);
     await row.waitFor();
     await row.getByText('UNDELIVERABLE').waitFor();
@@ -140,8 +159,15 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Reveal' }).click();
     assert.match((await page.getByTestId('secret').textContent()) ?? '', /^whsec_/);
     await shot('webhooks');
-    const sent = await request(server, 'POST', '/sms/v1/messages', { key: tenant.key, body: { recipient: { to: '33612345678' }, body: { text: 'with a webhook' } } });
-    await eventually(() => receiver.requests.some((r) => r.json?.messageId === sent.body.messageId && r.json.status?.value === 'DELIVERED'), 10_000, 'the DELIVERED webhook');
+    const sent = await request(server, 'POST', '/sms/v1/messages', {
+      key: tenant.key,
+      body: { recipient: { to: '33612345678' }, body: { text: 'with a webhook' } },
+    });
+    await eventually(
+      () => receiver.requests.some((r) => r.json?.messageId === sent.body.messageId && r.json.status?.value === 'DELIVERED'),
+      10_000,
+      'the DELIVERED webhook',
+    );
     await go(`/messages/${sent.body.messageId}`);
     const deliveries = page.locator('article.delivery');
     await page.locator('article.delivery .s-delivered').waitFor();
@@ -169,6 +195,18 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await page.getByText('12 of 12 messages have a final status (100 %)').waitFor({ timeout: 15_000 });
     await page.locator('tr[data-status="DELIVERED"]').getByText('12').waitFor();
     await shot('campaign');
+  });
+
+  it('names the line of a malformed campaign CSV, and the lines of rows without a number', async () => {
+    await go('/campaigns');
+    const input = page.getByLabel('Recipients (CSV file)');
+    await input.setInputFiles({ name: 'broken.csv', mimeType: 'text/csv', buffer: Buffer.from('number;refClient\n33612345001;a\n33612345002;"b\n') });
+    await page.getByRole('alert').filter({ hasText: 'broken.csv: line 3: a quoted field is not closed' }).waitFor();
+    assert.equal(await page.getByTestId('csv-count').count(), 0);
+    await input.setInputFiles({ name: 'spaced.csv', mimeType: 'text/csv', buffer: Buffer.from('number\n\n33612345001\n"two\nlines"\nnope\n') });
+    await page.getByText('rows without a number left out: 4, 6').waitFor();
+    assert.equal(await page.getByTestId('csv-count').textContent(), '1');
+    assert.equal(await page.getByRole('alert').filter({ hasText: 'broken.csv' }).count(), 0);
   });
 
   it('draws consumption charts by day, type, network and status, and exports them', async () => {
@@ -217,24 +255,173 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await shot('keys');
   });
 
+  it("lists the organisation's senders and asks for one", async () => {
+    await go('/senders');
+    await assertLabelled('senders');
+    // The channel's fromFieldList entries are APPROVED senders of the organisation.
+    await page.locator('tr', { hasText: 'Acme' }).getByText('APPROVED').waitFor();
+    await page.getByRole('textbox', { name: 'Sender', exact: true }).fill('PROMO');
+    await page.getByLabel('Countries').fill('FR BE');
+    await page.getByRole('button', { name: 'Ask for it' }).click();
+    await page.locator('tr', { hasText: 'PROMO' }).getByText('PENDING').waitFor();
+    await page.locator('tr', { hasText: 'PROMO' }).getByText('BE, FR').waitFor();
+    await shot('senders');
+  });
+
+  it('creates, previews, edits and deletes templates, the preview counting as the server does', async () => {
+    await go('/templates');
+    await assertLabelled('templates');
+    await page.getByText('No template yet').waitFor();
+    const form = page.getByRole('form', { name: 'New template' });
+    await form.getByLabel('Template name').fill('welcome');
+    await form.getByLabel('Template text').fill('Hello {{firstName|there}}, your code is {{code}}');
+    // A variable without a value or a default is said at once, as the server would refuse it.
+    await form.getByTestId('preview-error').filter({ hasText: 'no value for the variable code' }).waitFor();
+    await form.getByLabel('Value of code').fill('4711');
+    await form.getByTestId('preview-text').filter({ hasText: 'Hello there, your code is 4711' }).waitFor();
+    await form.getByLabel('Value of firstName').fill('Zoë ✓');
+    await form.getByTestId('preview-text').filter({ hasText: 'Hello Zoë ✓, your code is 4711' }).waitFor();
+    assert.equal(await form.getByTestId('preview-parts').textContent(), '1');
+    await form.getByText('(UNICODE)').waitFor();
+    await form.getByLabel('Template text').fill('{{broken');
+    await form.getByTestId('preview-error').filter({ hasText: 'is not closed' }).waitFor();
+    await form.getByLabel('Template text').fill(`Hello {{firstName|there}}, your code is {{code}}. ${'Long text. '.repeat(14)}`);
+    await form.getByLabel('Value of code').fill('4711');
+    await form.getByLabel('Value of firstName').fill('Zoé');
+    const parts = await form.getByTestId('preview-parts').textContent();
+    const length = await form.getByTestId('preview-length').textContent();
+    await shot('templates');
+    await form.getByRole('button', { name: 'Create template' }).click();
+    const row = page.locator('tr', { hasText: 'welcome' });
+    await row.getByText('firstName, code').waitFor();
+    const templateId = await row.getAttribute('data-template-id');
+    // The server renders and counts the same text the same way.
+    const sent = await request(server, 'POST', '/sms/v1/messages', {
+      key: tenant.key,
+      body: { recipient: { to: '33612345690' }, template: { id: templateId, values: { firstName: 'Zoé', code: '4711' } } },
+    });
+    assert.equal(sent.status, 201, sent.text);
+    assert.deepEqual([String(sent.body.body.messagePartCount), String(sent.body.body.length)], [parts, length], sent.text);
+    // A second template of the same name is refused with the server's error.
+    await page.getByRole('form', { name: 'New template' }).getByLabel('Template name').fill('welcome');
+    await page.getByRole('form', { name: 'New template' }).getByLabel('Template text').fill('Hi');
+    await page.getByRole('button', { name: 'Create template' }).click();
+    await page.getByRole('alert').filter({ hasText: '409' }).waitFor();
+    // Edited…
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('form', { name: 'Edit template welcome' });
+    await edit.getByLabel('Template text').fill('Bonjour {{firstName|à vous}}');
+    await edit.getByTestId('preview-text').filter({ hasText: 'Bonjour à vous' }).waitFor();
+    await edit.getByRole('button', { name: 'Save template' }).click();
+    await row.getByText('Bonjour {{firstName|à vous}}').waitFor();
+    const stored = await request(server, 'GET', `/sms/v1/channels/${tenant.channelId}/templates/${templateId}`, { key: tenant.key });
+    assert.equal(stored.body.text, 'Bonjour {{firstName|à vous}}');
+    // …and deleted.
+    page.once('dialog', (d) => void d.accept());
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await request(server, 'GET', `/sms/v1/channels/${tenant.channelId}/templates/${templateId}`, { key: tenant.key })).status, 404);
+  });
+
+  it("turns short links on, and shows a message's links and clicks, a campaign's and the consumption's", async () => {
+    await go('/templates');
+    await page.getByLabel('Replace long URLs with tracked short links').setChecked(true);
+    await page.getByRole('button', { name: 'Save short links' }).click();
+    await page.getByText('Short links on.').waitFor();
+    assert.equal((await request(server, 'GET', `/admin/v1/channels/${tenant.channelId}`, { key: server.adminKey })).body.shortLinks, true);
+
+    const sent = await request(server, 'POST', '/sms/v1/messages', {
+      key: tenant.key,
+      body: { recipient: { to: '33612345691' }, body: { text: `Winter sale: ${LONG_URL} and ${LONG_URL}/more` } },
+    });
+    assert.equal(sent.status, 201, sent.text);
+    const codes = codesIn(sent.body.body.text);
+    assert.equal(codes.length, 2, sent.body.body.text);
+    await go(`/messages/${sent.body.messageId}`);
+    await page.getByTestId('links-summary').filter({ hasText: '2 short links, 0 clicked' }).waitFor();
+    assert.equal((await fetch(`${server.url}/l/${codes[0]}`, { redirect: 'manual' })).status, 302);
+    await go(`/messages/${sent.body.messageId}`);
+    await page.getByTestId('links-summary').filter({ hasText: '2 short links, 1 clicked' }).waitFor();
+    await page.locator(`tr[data-code="${codes[0]}"] td.num`).filter({ hasText: '1' }).waitFor();
+    await page.locator(`tr[data-code="${codes[1]}"] td.num`).filter({ hasText: '0' }).waitFor();
+    await shot('message-links');
+
+    const campaign = await request(server, 'POST', '/sms/v1/campaigns', {
+      key: tenant.key,
+      body: { recipients: [{ to: '33612345692' }, { to: '33612345693' }, { to: '33612345694' }], body: { text: `Sale ${LONG_URL}` } },
+    });
+    assert.equal(campaign.status, 201, campaign.text);
+    const texts = await server.app.store.db.selectFrom('messages').select('body').where('campaign_id', '=', campaign.body.campaignId).execute();
+    const first = codesIn(JSON.parse(texts[0]!.body).text)[0]!;
+    for (let i = 0; i < 2; i++) assert.equal((await fetch(`${server.url}/l/${first}`, { redirect: 'manual' })).status, 302);
+    await go(`/campaigns/${campaign.body.campaignId}`);
+    await page.getByTestId('campaign-links').filter({ hasText: '3 short links, 1 clicked (2 clicks)' }).waitFor();
+    await shot('campaign-links');
+
+    // Three clicks today, beside the day's messages.
+    await go('/consumption');
+    await page.getByLabel('By', { exact: true }).selectOption('DAY');
+    const today = new Date().toISOString().slice(0, 10);
+    await page.locator(`tr[data-period="${today}"]`).getByTestId('period-clicks').filter({ hasText: /^3$/ }).waitFor();
+
+    // And off again.
+    await go('/templates');
+    await page.getByLabel('Replace long URLs with tracked short links').setChecked(false);
+    await page.getByRole('button', { name: 'Save short links' }).click();
+    await page.getByText('Short links off.').waitFor();
+    assert.equal((await request(server, 'GET', `/admin/v1/channels/${tenant.channelId}`, { key: server.adminKey })).body.shortLinks, false);
+  });
+
+  it('shows a message deferred by the sending window, and when it goes', async () => {
+    // The channel opts in to the organisation's window; a send for a Sunday goes at the next opening.
+    const put = await request(server, 'PUT', `/admin/v1/organisations/${tenant.organisationId}/sending-window`, {
+      key: server.adminKey,
+      body: { channelIds: [tenant.channelId] },
+    });
+    assert.equal(put.status, 200, put.text);
+    try {
+      const sunday = new Date();
+      sunday.setUTCDate(sunday.getUTCDate() + 7 + ((7 - sunday.getUTCDay()) % 7));
+      sunday.setUTCHours(11, 0, 0, 0);
+      const sent = await request(server, 'POST', '/sms/v1/messages', {
+        key: tenant.key,
+        body: { recipient: { to: '33612345695' }, body: { text: 'Sunday offer' }, sentDate: sunday.toISOString() },
+      });
+      assert.equal(sent.status, 201, sent.text);
+      assert.ok(sent.body.deferredUntil && Date.parse(sent.body.deferredUntil) > sunday.getTime(), sent.text);
+      await go('/messages');
+      const row = page.locator(`tr[data-message-id="${sent.body.messageId}"]`);
+      await row.getByText('deferred to the window:').waitFor();
+      await row.locator(`time[datetime="${sent.body.sentDate}"]`).waitFor();
+      await go(`/messages/${sent.body.messageId}`);
+      await page.getByTestId('deferred').locator(`time[datetime="${sent.body.deferredUntil}"]`).waitFor();
+      await shot('message-deferred');
+    } finally {
+      await request(server, 'PUT', `/admin/v1/organisations/${tenant.organisationId}/sending-window`, { key: server.adminKey, body: { channelIds: [] } });
+    }
+  });
+
   it('looks a number up', async () => {
     await go('/lookup');
     await assertLabelled('lookup');
     await page.getByLabel('Phone number').fill('+33 6 07 12 37 77');
     await page.getByRole('button', { name: 'Look up' }).click();
     await page.locator('[data-field="ported"]').filter({ hasText: 'yes' }).waitFor();
+    // The serving network by name and MCC/MNC (Orange France's range, ported to SFR by the simulator).
+    await page.locator('[data-field="currentNetwork"]').filter({ hasText: 'SFR (20810)' }).waitFor();
     await shot('lookup');
   });
 
   it('adds the operator key: organisations, prices, connectors and simulator MO injection', async () => {
     await go('/signin');
     await page.getByLabel('API key').fill(server.adminKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
     await page.getByRole('link', { name: 'Organisations' }).click();
     await page.getByRole('heading', { name: 'Organisations' }).waitFor();
     await assertLabelled('organisations');
     await page.getByRole('button', { name: 'Acme', exact: true }).click();
-    const balance = async () => (await request(server, 'GET', `/admin/v1/organisations/${tenant.organisationId}`, { key: server.adminKey })).body.balance.amount;
+    const balance = async () =>
+      (await request(server, 'GET', `/admin/v1/organisations/${tenant.organisationId}`, { key: server.adminKey })).body.balance.amount;
     const before = await balance();
     await page.getByLabel('Top up (€)').fill('10');
     await page.getByRole('button', { name: 'Credit' }).click();
@@ -242,6 +429,16 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     const shown = (await balance()).toLocaleString('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
     await page.locator('tr', { hasText: 'Acme' }).first().getByText(`${shown} €`).waitFor();
     await shot('operator-organisations');
+    // The organisation's marketing window: Saturday closed, saved through the admin API.
+    const windowForm = page.getByRole('form', { name: 'Marketing window' });
+    await windowForm.getByLabel('Send on saturday').waitFor();
+    await windowForm.getByLabel('Send on saturday').setChecked(false);
+    await windowForm.getByLabel('Ramp (messages a second per channel)').fill('4');
+    await windowForm.getByRole('button', { name: 'Save window' }).click();
+    await page.getByText('Window saved.').waitFor();
+    const saved = (await request(server, 'GET', `/admin/v1/organisations/${tenant.organisationId}/sending-window`, { key: server.adminKey })).body;
+    assert.deepEqual([saved.own, saved.hours.saturday, saved.rampPerSecond], [true, undefined, 4]);
+    await shot('operator-sending-window');
     await go('/admin/prices');
     await page.getByLabel('Country (or *)').fill('BE');
     await page.getByLabel('Price a unit (€)').fill('0.07');
@@ -253,7 +450,7 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await shot('operator-connectors');
     await go('/admin/simulator');
     await assertLabelled('simulator');
-    await page.getByLabel('To (a channel\'s number or short code)').fill('36111');
+    await page.getByLabel("To (a channel's number or short code)").fill('36111');
     await page.getByLabel('Text').fill('Hello back');
     await page.getByRole('button', { name: 'Inject' }).click();
     await page.getByText('Injected').waitFor();
@@ -264,14 +461,351 @@ describe('console in a browser', { skip, timeout: 120_000 }, () => {
     await shot('messages-mo');
   });
 
-  it('fits a phone screen', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
-    await go('/messages');
-    const overflow = await page.evaluate(() => {
-      const root = (globalThis as any).document.documentElement;
-      return root.scrollWidth - root.clientWidth;
+  it("shows the operator margins, quality and a message's placements from real traffic, and none of it to the customer", async () => {
+    const admin = { key: server.adminKey };
+    const sim = (await request(server, 'GET', '/admin/v1/connectors', admin)).body.items.find((c: any) => c.name === 'simulator');
+    const rated = await request(server, 'POST', `/admin/v1/connectors/${sim.connectorId}/rates`, {
+      ...admin,
+      body: { rates: [{ country: 'FR', price: 0.031 }] },
     });
-    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the phone's screen`);
-    await shot('messages-phone');
+    assert.equal(rated.status, 201, rated.text);
+    const sent = await request(server, 'POST', '/sms/v1/messages', {
+      key: tenant.key,
+      body: { recipient: { to: '33612345671' }, body: { text: 'placed at a known cost' } },
+    });
+    const id = sent.body.messageId as string;
+    assert.ok(id, sent.text);
+    const attempts = async () => (await request(server, 'GET', `/admin/v1/messages/${id}/attempts`, admin)).body.items;
+    await eventually(async () => (await attempts())[0]?.outcome === 'DELIVERED', 10_000, 'the placement delivered');
+    const [placed] = await attempts();
+    assert.deepEqual([placed.connector, placed.cost], ['simulator', { amount: 0.031, currency: 'EUR' }]);
+
+    // The message's page: its placement on the timeline and in the table, with the operator key beside the channel's.
+    await go(`/messages/${id}`);
+    await page.locator('.timeline li[data-placement="1"]').filter({ hasText: 'simulator' }).filter({ hasText: '0.031 €' }).waitFor();
+    const row = page.locator('table.placements tr[data-attempt="1"]');
+    await row.getByText('DELIVERED').waitFor();
+    assert.match((await row.textContent()) ?? '', new RegExp(`simulator${placed.route}`));
+    await row.getByText('0.031 €').waitFor();
+    await shot('message-placements');
+
+    // Margins: the rows and totals the API reports, drawn as they are.
+    const today = new Date().toISOString().slice(0, 10);
+    const report = (await request(server, 'GET', `/admin/v1/consumptions/margins?period=day&startDate=${today.slice(0, 8)}01&endDate=${today}`, admin)).body;
+    const mine = report.items.find((i: any) => i.organisationId === tenant.organisationId && i.connector === 'simulator' && i.country === 'FR');
+    assert.ok(mine && mine.cost.amount >= 0.031 && mine.messages >= 1, JSON.stringify(report));
+    await go('/admin/margins');
+    await assertLabelled('margins');
+    const fmt = (n: number) => `${n.toLocaleString('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 6 })} €`;
+    const line = page.locator(`tr[data-organisation="${tenant.organisationId}"][data-connector="simulator"][data-country="FR"]`);
+    await line.getByText('Acme', { exact: true }).waitFor();
+    assert.deepEqual(await line.locator('td.num').allTextContents(), [
+      String(mine.messages),
+      String(mine.parts),
+      fmt(mine.charged.amount),
+      fmt(mine.cost.amount),
+      fmt(mine.margin.amount),
+    ]);
+    const totals = page.getByTestId('margin-totals');
+    assert.deepEqual(await totals.locator('td.num').allTextContents(), [
+      String(report.totals.messages),
+      String(report.totals.parts),
+      fmt(report.totals.charged.amount),
+      fmt(report.totals.cost.amount),
+      fmt(report.totals.margin.amount),
+    ]);
+    await shot('operator-margins');
+    // The CSV export is the server's own, saved from the page.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    assert.match(csv, /^period,organisationId,connector,country,messages,parts,charged,cost,margin,currency/);
+    assert.ok(csv.includes(`${mine.period},${tenant.organisationId},simulator,FR,${mine.messages},${mine.parts},`), csv);
+    // By month: one row a month.
+    await page.getByLabel('Period').selectOption('month');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await line
+      .locator('td')
+      .first()
+      .filter({ hasText: today.slice(0, 7) })
+      .waitFor();
+
+    // Quality: the receipts counted per connector and network, as the API sums them.
+    const quality = (await request(server, 'GET', '/admin/v1/quality?hours=24', admin)).body.items.filter((i: any) => i.connector === 'simulator');
+    assert.ok(
+      quality.some((q: any) => q.delivered >= 1),
+      JSON.stringify(quality),
+    );
+    await go('/admin/quality');
+    await assertLabelled('quality');
+    for (const q of quality) {
+      const r = page.locator(`tr[data-connector="simulator"][data-network="${q.network}"]`);
+      await r.waitFor();
+      assert.equal(await r.locator('td').nth(2).textContent(), String(q.delivered));
+      if (q.deliveryRate !== undefined) assert.equal(await r.locator('td').nth(4).textContent(), `${(q.deliveryRate * 100).toFixed(1)} %`);
+    }
+    await page.getByLabel('Last hours (1 to 168)').fill('0');
+    await page.getByRole('button', { name: 'Show' }).click();
+    assert.equal(await page.locator('tr[data-connector]').count(), quality.length, 'a bad number of hours is refused by the field');
+    await shot('operator-quality');
+
+    // The routes list: each route's strategy, loss rule, attempts and floor, as the API has them.
+    const routes = (await request(server, 'GET', '/admin/v1/routes', admin)).body.items;
+    await go('/admin/connectors');
+    for (const r of routes) {
+      const tr = page.locator('tr', { hasText: r.name }).filter({ has: page.locator('[data-field="strategy"]') });
+      await tr.locator('[data-field="strategy"]').filter({ hasText: r.strategy }).waitFor();
+      assert.equal(await tr.locator('[data-field="maxAttempts"]').textContent(), String(r.maxAttempts));
+      assert.equal(await tr.locator('[data-field="allowLoss"]').textContent(), r.allowLoss ? 'allowed' : 'never');
+    }
+
+    // The simulator's rate table, and a price list imported into it: a bad one is refused whole, a good one added.
+    await page.getByRole('button', { name: 'simulator', exact: true }).click();
+    const rates = page.getByRole('table', { name: 'Rates of simulator' });
+    await rates.locator('tr', { hasText: 'FR' }).getByText('0.031 €').waitFor();
+    await assertLabelled('connector rates');
+    const priceList = page.getByLabel(/^Price list \(CSV/);
+    await priceList.fill('country,price,currency,valid_from\nBE,0.05,EUR,2099-01-01\nDE,abc,EUR,2099-01-01');
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByRole('alert').filter({ hasText: 'line 3' }).waitFor();
+    const count = async () => (await request(server, 'GET', `/admin/v1/connectors/${sim.connectorId}/rates`, admin)).body.items.length;
+    assert.equal(await count(), 1, 'nothing of a refused price list is stored');
+    await priceList.fill('country;price;currency;valid_from\nBE;0,05;EUR;2099-01-01');
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByRole('status').filter({ hasText: '1 rate imported.' }).waitFor();
+    await rates.locator('tr', { hasText: 'BE' }).getByText('0.05 €').waitFor();
+    assert.equal(await count(), 2);
+    await shot('operator-connector-rates');
+
+    // The customer alone (its key only, in a tab of its own) sees neither connector nor cost on the same message.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    try {
+      const customer = await context.newPage();
+      customer.on('pageerror', (err) => assert.fail(`error in the page: ${err.message}`));
+      await customer.goto(`${server.url}/console/`);
+      await customer.getByLabel('API key').fill(tenant.key);
+      await customer.getByRole('button', { name: 'Sign in with the key' }).click();
+      await customer.getByRole('heading', { name: 'Messages' }).waitFor();
+      await customer.goto(`${server.url}/console/#/messages/${id}`);
+      await customer.locator('.timeline li[data-status="DELIVERED"]').waitFor();
+      const text = (await customer.locator('main').textContent()) ?? '';
+      assert.ok(!text.includes('simulator') && !text.includes('0.031') && !text.includes('Placements'), text);
+      assert.equal(await customer.getByRole('link', { name: 'Margins' }).count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows the audit log, the operator's and the organisation's, with filters", async () => {
+    // The top-up and the window saved through the console are in the operator's log, said to come from the console.
+    await go('/admin/audit');
+    await assertLabelled('audit');
+    await page.getByLabel('Action').fill('organisation.credit');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const credit = page.locator('tr', { hasText: 'organisation.credit' }).first();
+    await credit.getByText('CONSOLE').waitFor();
+    // The balance given when the organisation was made (through the API), and the console's top-up: nothing else.
+    assert.deepEqual(await page.locator('tbody tr').evaluateAll((rows) => rows.map((r: any) => /organisation\.credit/.test(r.textContent))), [true, true]);
+    await shot('operator-audit');
+    // The organisation's own log: its key's change, and none of another organisation's.
+    const renamed = await request(server, 'PATCH', `/commons/v1/channels/${tenant.channelId}`, { key: tenant.key, body: { name: 'Acme alerts' } });
+    assert.equal(renamed.status, 200, renamed.text);
+    await go('/audit');
+    await page.locator('tr', { hasText: 'channel.update' }).first().waitFor();
+    assert.equal(await page.locator('tr', { hasText: 'organisation.create' }).filter({ hasText: sub.organisationId }).count(), 0);
+    await shot('audit');
+  });
+
+  it("pages through all of a campaign's messages, and lists them in Messages by campaign", async () => {
+    const recipients = Array.from({ length: 25 }, (_, i) => ({ to: `3361239${String(1000 + i)}` }));
+    const campaign = await request(server, 'POST', '/sms/v1/campaigns', { key: tenant.key, body: { recipients, body: { text: 'Paged campaign' } } });
+    assert.equal(campaign.status, 201, campaign.text);
+    const id = campaign.body.campaignId;
+    await go(`/campaigns/${id}`);
+    const list = page.getByTestId('campaign-messages').locator('li');
+    await eventually(async () => (await list.count()) === 20, 10_000, 'the first page of 20');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByTestId('messages-page').filter({ hasText: 'Page 2' }).waitFor();
+    await eventually(async () => (await list.count()) === 5, 10_000, 'the second page of 5');
+    assert.equal(await page.getByRole('button', { name: 'Next' }).isDisabled(), true);
+    const shownTo = async () => (await list.locator('a').allTextContents()).sort();
+    const second = await shownTo();
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.getByTestId('messages-page').filter({ hasText: 'Page 1' }).waitFor();
+    await eventually(async () => (await list.count()) === 20, 10_000, 'the first page again');
+    const all = [...(await shownTo()), ...second].sort();
+    assert.deepEqual(all, recipients.map((r) => r.to).sort(), 'the two pages hold every recipient once');
+
+    await page.getByRole('link', { name: 'In Messages, with filters' }).click();
+    await page.getByRole('heading', { name: 'Messages' }).waitFor();
+    assert.equal(await page.getByLabel('Campaign').inputValue(), id);
+    const rows = page.locator('table.messages tbody tr');
+    await eventually(async () => (await rows.count()) === 25, 10_000, "the campaign's 25 messages");
+    assert.equal(await page.getByText('Paged campaign').count(), 25);
+    // Another campaign's ID, typed in: only its messages.
+    const other = await request(server, 'POST', '/sms/v1/campaigns', {
+      key: tenant.key,
+      body: { recipients: [{ to: '33612398888' }], body: { text: 'Other one' } },
+    });
+    await page.getByLabel('Campaign').fill(other.body.campaignId);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('Other one').waitFor();
+    await eventually(async () => (await rows.count()) === 1, 10_000, 'one message of the other campaign');
+  });
+
+  it("draws today's bar whole", async () => {
+    await go('/consumption');
+    await page.getByLabel('By', { exact: true }).selectOption('DAY');
+    const chart = page.locator('.chart[data-x-max]');
+    await chart.waitFor();
+    const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`) / 1000;
+    const [xMax, lastX, half] = await Promise.all(['data-x-max', 'data-last-x', 'data-half'].map(async (a) => Number(await chart.getAttribute(a))));
+    assert.equal(lastX, today, "the last bar is today's");
+    assert.equal(half, 43_200);
+    assert.ok(xMax >= lastX + half, `the axis ends at ${xMax}, inside today's bar (${lastX} ± ${half})`);
+  });
+
+  it('shows the operator the inbound messages that reached no channel', async () => {
+    await go('/admin/simulator');
+    await page.getByLabel("To (a channel's number or short code)").fill('38999');
+    await page.getByLabel('Text').fill('Nobody has this number');
+    await page.getByRole('button', { name: 'Inject' }).click();
+    await page.getByText('Injected').waitFor();
+    const row = page.getByRole('table', { name: 'Unrouted inbound messages' }).locator('tr', { hasText: 'Nobody has this number' });
+    await eventually(
+      async () => {
+        if ((await row.count()) === 0) await go('/admin/simulator');
+        return (await row.count()) === 1;
+      },
+      10_000,
+      'the unrouted message in the list',
+    );
+    await row.getByText('38999').waitFor();
+    // One that reached its channel is not there.
+    assert.equal(await page.getByText('Hello back').count(), 0);
+    await shot('operator-simulator');
+  });
+
+  /** Every page of the console, the customer's and the operator's. */
+  const everyPage = async () => {
+    const messageId = (await request(server, 'GET', '/sms/v1/messages', { key: tenant.key })).body.items[0].messageId;
+    const campaignId = (await request(server, 'GET', '/sms/v1/campaigns', { key: tenant.key })).body.items[0].campaignId;
+    return [
+      '/messages',
+      `/messages/${messageId}`,
+      '/send',
+      '/campaigns',
+      `/campaigns/${campaignId}`,
+      '/consumption',
+      '/balance',
+      '/templates',
+      '/webhooks',
+      '/keys',
+      '/senders',
+      '/lookup',
+      '/audit',
+      '/admin/organisations',
+      '/admin/prices',
+      '/admin/connectors',
+      '/admin/simulator',
+      '/admin/audit',
+      '/signin',
+    ];
+  };
+
+  /** Opens a page and waits until its API calls (not the live stream) have answered and been drawn. */
+  const settle = async (hash: string) => {
+    let inFlight = 0;
+    const counts = (r: { url(): string }) => r.url().includes('/v1/') && !r.url().includes('/events');
+    const started = (r: { url(): string }) => counts(r) && inFlight++;
+    const ended = (r: { url(): string }) => counts(r) && inFlight--;
+    page.on('request', started);
+    page.on('requestfinished', ended);
+    page.on('requestfailed', ended);
+    try {
+      await go(hash);
+      await eventually(() => inFlight === 0, 10_000, `the calls of ${hash}`);
+      await page.evaluate(() => new Promise((done) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(done))));
+    } finally {
+      page.off('request', started);
+      page.off('requestfinished', ended);
+      page.off('requestfailed', ended);
+    }
+  };
+  const overflow = () =>
+    page.evaluate(() => {
+      const g = globalThis as any;
+      return g.document.documentElement.scrollWidth - g.innerWidth;
+    });
+
+  /** The elements that reach beyond the screen, innermost first (for the failure's message). */
+  const widest = () =>
+    page.evaluate(() => {
+      const g = globalThis as any;
+      return [...g.document.querySelectorAll('body *')]
+        .filter(
+          (el: any) => el.getBoundingClientRect().right > g.innerWidth && ![...el.children].some((c: any) => c.getBoundingClientRect().right > g.innerWidth),
+        )
+        .slice(0, 5)
+        .map((el: any) => String(el.outerHTML).slice(0, 120))
+        .join(' | ');
+    });
+
+  for (const [width, height] of [
+    [390, 844],
+    [1280, 800],
+  ] as const) {
+    it(`fits every page in ${width}×${height}, with no horizontal scroll`, async () => {
+      await page.setViewportSize({ width, height });
+      try {
+        for (const hash of await everyPage()) {
+          await settle(hash);
+          const over = await overflow();
+          assert.ok(over <= 0, `${hash} is ${over}px wider than the ${width}px screen: ${over > 0 ? await widest() : ''}`);
+          if (width === 390) await shot(`phone${hash.replace(/\/[0-9a-f-]{20,}$/, '-detail').replace(/\//g, '-')}`);
+        }
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 860 });
+      }
+    });
+  }
+
+  it('has a menu on a phone, and keeps the Status column of Messages on screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await settle('/messages');
+      const nav = page.getByRole('navigation', { name: 'Pages' });
+      const menu = page.getByRole('button', { name: 'Menu' });
+      assert.equal(await nav.getByRole('link', { name: 'Keys' }).isVisible(), false, 'the page list is closed');
+      assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+      await menu.click();
+      assert.equal(await menu.getAttribute('aria-expanded'), 'true');
+      // Every page is in reach on the screen, the operator's included.
+      for (const name of ['Messages', 'Keys', 'Audit log', 'Organisations', 'Simulator']) {
+        const box = await nav.getByRole('link', { name }).first().boundingBox();
+        assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `${name} is on the screen`);
+      }
+      await nav.getByRole('link', { name: 'Keys' }).click();
+      await page.getByRole('heading', { name: 'Keys', exact: true }).waitFor();
+      assert.equal(await nav.getByRole('link', { name: 'Keys' }).isVisible(), false, 'choosing a page closes the menu');
+      await settle('/messages');
+      const status = await page.getByRole('columnheader', { name: 'Status' }).boundingBox();
+      assert.ok(status && status.x + status.width <= 390, `the Status column ends at ${status && status.x + status.width}px`);
+      const cell = await page.locator('table.messages tbody tr').first().locator('.badge').first().boundingBox();
+      assert.ok(cell && cell.x + cell.width <= 390, 'the first row shows its status');
+      assert.equal(await page.getByRole('columnheader', { name: 'refClient' }).isVisible(), false, 'refClient is left to the message page');
+      // The Keys table keeps its Revoke buttons on the screen.
+      const made = await request(server, 'POST', `/commons/v1/channels/${tenant.channelId}/credentials`, {
+        key: tenant.key,
+        body: { name: 'Phone check', roles: ['USER'] },
+      });
+      assert.equal(made.status, 201, made.text);
+      await settle('/keys');
+      const revoke = await page.getByRole('button', { name: 'Revoke' }).first().boundingBox();
+      assert.ok(revoke && revoke.x + revoke.width <= 390, `the Revoke button ends at ${revoke && revoke.x + revoke.width}px`);
+      await settle('/messages');
+      await shot('messages-phone');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+    }
   });
 });

@@ -113,11 +113,17 @@ describe('Cache: least recently used', () => {
     cache.set('k2', { channel: 'b' });
     cache.set('k3', { channel: 'a' });
     cache.set('k4', { channel: 'c' });
-    assert.equal(cache.deleteWhere((v) => v.channel === 'a'), 2);
+    assert.equal(
+      cache.deleteWhere((v) => v.channel === 'a'),
+      2,
+    );
     assert.equal(cache.size, 2);
     assert.equal(cache.has('k1'), false);
     assert.equal(cache.has('k3'), false);
-    assert.equal(cache.deleteWhere((_, key) => key === 'k4'), 1);
+    assert.equal(
+      cache.deleteWhere((_, key) => key === 'k4'),
+      1,
+    );
     assert.deepEqual([cache.get('k2'), cache.get('k4')], [{ channel: 'b' }, undefined]);
     // The recency list stays whole: filling up still pushes out the oldest survivor first.
     const small = new Cache<number, number>({ capacity: 3 });
@@ -125,7 +131,10 @@ describe('Cache: least recently used', () => {
     small.deleteWhere((v) => v === 2);
     small.set(4, 4);
     small.set(5, 5);
-    assert.deepEqual([1, 3, 4, 5].map((k) => small.has(k)), [false, true, true, true]);
+    assert.deepEqual(
+      [1, 3, 4, 5].map((k) => small.has(k)),
+      [false, true, true, true],
+    );
   });
 });
 

@@ -56,7 +56,11 @@ describe('noticing a node that stopped beating', () => {
     for (let k = 0; k < 4; k++) {
       // 2.5 s behind: its round starts come after this node's looks.
       await beat('late-clock', R + k * ROUND + 2_500);
-      assert.deepEqual((await watcher.stoppedNodes(look(k + 1))).filter((id) => id === 'late-clock'), [], `round ${k}`);
+      assert.deepEqual(
+        (await watcher.stoppedNodes(look(k + 1))).filter((id) => id === 'late-clock'),
+        [],
+        `round ${k}`,
+      );
     }
   });
 

@@ -15,8 +15,8 @@ describe('GroupCommitter', () => {
   });
 
   it('lets an item that fails its batch fail alone, and flushes the others', async () => {
-    fc.assert(
-      await fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 300 }), async (bad) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.boolean(), { minLength: 1, maxLength: 300 }), async (bad) => {
         let committed: number[] = [];
         // All-or-nothing, like a transaction: a batch holding a bad item commits nothing.
         const g = new GroupCommitter<number, number>(async (items) => {
@@ -26,7 +26,11 @@ describe('GroupCommitter', () => {
         }, 256);
         const results = await Promise.allSettled(bad.map((_, i) => g.submit(i)));
         results.forEach((r, i) => assert.equal(r.status, bad[i] ? 'rejected' : 'fulfilled', `item ${i}`));
-        assert.deepEqual([...committed].sort((x, y) => x - y), bad.flatMap((b, i) => (b ? [] : [i])), 'each good item once');
+        assert.deepEqual(
+          [...committed].sort((x, y) => x - y),
+          bad.flatMap((b, i) => (b ? [] : [i])),
+          'each good item once',
+        );
       }),
       { seed: 16, numRuns: 200 },
     );

@@ -13,6 +13,7 @@ import {
 } from '../../src/core/idempotency.ts';
 import { idempotencyKeyOf } from '../../src/doors/rest/idempotency.ts';
 import { findIdempotencyRow } from '../../src/store/idempotency-keys.ts';
+import { Cluster, NODE_GONE_AFTER_MS } from '../../src/core/cluster.ts';
 import { forEachDialect, startTestServer, type TestServer } from '../support/server.ts';
 
 async function rejects(p: Promise<unknown>, kind: string, detail?: RegExp): Promise<void> {
@@ -30,7 +31,11 @@ test('the header: absent is null, 1 to 255 visible ASCII characters, anything el
   assert.equal(idempotencyKeyOf(['k1', 'k2']), 'k1');
   assert.equal(idempotencyKeyOf('x'.repeat(255)), 'x'.repeat(255));
   for (const bad of ['', 'x'.repeat(256), 'with space', 'accent-é', 'tab\t']) {
-    assert.throws(() => idempotencyKeyOf(bad), (e: unknown) => e instanceof CoreError && e.kind === 'INVALID_REQUEST', JSON.stringify(bad));
+    assert.throws(
+      () => idempotencyKeyOf(bad),
+      (e: unknown) => e instanceof CoreError && e.kind === 'INVALID_REQUEST',
+      JSON.stringify(bad),
+    );
   }
 });
 
@@ -89,13 +94,97 @@ forEachDialect('idempotency keys', (dialect) => {
     assert.equal(row?.created_at, 50_001 + IDEMPOTENCY_ABANDONED_MS);
   });
 
+  test('a claim whose process is gone is taken over at once; a live one is left alone for its minute', async () => {
+    const { store } = server.app;
+    const { db } = store;
+    const cluster = new Cluster(store, 'idem-here');
+    const now = Date.now();
+    const stale = async (key: string, claimant: string) => {
+      await db
+        .insertInto('idempotency_keys')
+        .values({
+          scope: 'test:org',
+          key,
+          request_hash: requestFingerprint({ amount: 1 }),
+          status_code: 0,
+          response_body: '',
+          created_at: now - 1_000,
+          claimed_by: claimant,
+        })
+        .execute();
+      return req(key);
+    };
+    // A process that left no trace (no beat), and one whose node id now beats from a process started later.
+    await db
+      .insertInto('nodes')
+      .values({ id: 'idem-restarted', started_at: now - 5_000, seen_at: now })
+      .execute();
+    for (const [key, claimant] of [
+      ['gone-1', 'idem-ghost@123'],
+      ['gone-2', `idem-restarted@${now - 60_000}`],
+    ] as const) {
+      const claim = await claimIdempotencyKey(db, await stale(key, claimant), now, cluster);
+      assert.deepEqual(claim, { state: 'claimed', claimedAt: now }, key);
+      const row = await findIdempotencyRow(db, 'test:org', key);
+      assert.equal(row?.claimed_by, cluster.self, 'the key is now this process’s');
+    }
+    // A node that beat a round ago and has not started again: its request may still be running.
+    await db
+      .insertInto('nodes')
+      .values({ id: 'idem-alive', started_at: now - 5_000, seen_at: now - 5_000 })
+      .execute();
+    const alive = await stale('alive', `idem-alive@${now - 5_000}`);
+    if (dialect === 'postgres') {
+      await rejects(claimIdempotencyKey(db, alive, now, cluster), 'IDEMPOTENCY_IN_PROGRESS');
+      // Its lease ends once it has not beaten for NODE_GONE_AFTER_MS.
+      await db
+        .updateTable('nodes')
+        .set({ seen_at: now - NODE_GONE_AFTER_MS - 1 })
+        .where('id', '=', 'idem-alive')
+        .execute();
+      assert.equal((await claimIdempotencyKey(db, alive, now, cluster)).state, 'claimed');
+    } else {
+      // One process serves a SQLite database: a claim of any other process belongs to one that is gone.
+      assert.equal((await claimIdempotencyKey(db, alive, now, cluster)).state, 'claimed');
+    }
+    // This process's own claim in progress is a concurrent retry: 409, as before.
+    await rejects(claimIdempotencyKey(db, req('gone-1'), now + 1, cluster), 'IDEMPOTENCY_IN_PROGRESS');
+    // A claim recorded before claimants were (none) keeps its minute.
+    await db
+      .insertInto('idempotency_keys')
+      .values({
+        scope: 'test:org',
+        key: 'old-claim',
+        request_hash: requestFingerprint({ amount: 1 }),
+        status_code: 0,
+        response_body: '',
+        created_at: now - 1_000,
+      })
+      .execute();
+    await rejects(claimIdempotencyKey(db, req('old-claim'), now, cluster), 'IDEMPOTENCY_IN_PROGRESS');
+    assert.equal((await claimIdempotencyKey(db, req('old-claim'), now + IDEMPOTENCY_ABANDONED_MS, cluster)).state, 'claimed');
+    // An answer recorded forgets its claimant: it replays, whoever asks.
+    await db.transaction().execute((trx) => completeIdempotencyKey(trx, req('gone-1'), now, { statusCode: 201, body: 'done' }));
+    assert.equal((await findIdempotencyRow(db, 'test:org', 'gone-1'))?.claimed_by, null);
+    assert.equal((await claimIdempotencyKey(db, req('gone-1'), now + 2, cluster)).state, 'replay');
+  });
+
   test('runIdempotent: once per key, nothing kept when the work fails, PostgreSQL deadlocks run again', async () => {
     const { store } = server.app;
     const { db } = store;
     await db.schema.createTable('idem_effects').ifNotExists().addColumn('note', 'text').execute();
-    const effects = async () => (await db.selectFrom('idem_effects' as never).selectAll().execute()).length;
+    const effects = async () =>
+      (
+        await db
+          .selectFrom('idem_effects' as never)
+          .selectAll()
+          .execute()
+      ).length;
     const work = (note: string) => async (trx: typeof db) => {
-      await trx.insertInto('idem_effects' as never).values({ note } as never).execute();
+      await trx
+        .insertInto('idem_effects' as never)
+        .values({ note } as never)
+        .execute();
       return { statusCode: 201, body: { note } };
     };
 
@@ -150,13 +239,24 @@ forEachDialect('idempotency keys', (dialect) => {
       response_body: '',
       created_at: now - IDEMPOTENCY_TTL_MS - 1 - i,
     }));
-    for (let i = 0; i < rows.length; i += 400) await store.db.insertInto('idempotency_keys').values(rows.slice(i, i + 400)).execute();
+    for (let i = 0; i < rows.length; i += 400)
+      await store.db
+        .insertInto('idempotency_keys')
+        .values(rows.slice(i, i + 400))
+        .execute();
     await claimIdempotencyKey(store.db, { scope: 'prune:test', key: 'young', fingerprint: 'h' }, now - IDEMPOTENCY_TTL_MS + 1);
     // The earlier tests' keys (dated 1970) go too.
     assert.ok((await pruneIdempotencyKeys(store, now)) >= 1_203);
-    const older = await store.db.selectFrom('idempotency_keys').select('key').where('created_at', '<', now - IDEMPOTENCY_TTL_MS).execute();
+    const older = await store.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)
+      .execute();
     assert.deepEqual(older, []);
     const left = await store.db.selectFrom('idempotency_keys').select('key').where('scope', '=', 'prune:test').execute();
-    assert.deepEqual(left.map((r) => r.key), ['young']);
+    assert.deepEqual(
+      left.map((r) => r.key),
+      ['young'],
+    );
   });
 });

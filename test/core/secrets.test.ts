@@ -22,7 +22,10 @@ test('sealed secrets open with the same key, never with another, and never show 
 test('without a key nothing is sealed, and the refusal says how to fix it; values in clear open as they are', () => {
   const box = new SecretBox(null);
   assert.equal(box.available, false);
-  assert.throws(() => box.seal('x', 'password'), (e: unknown) => e instanceof CoreError && e.field === 'password' && /TERN_SECRET_KEY/.test(e.reason));
+  assert.throws(
+    () => box.seal('x', 'password'),
+    (e: unknown) => e instanceof CoreError && e.field === 'password' && /TERN_SECRET_KEY/.test(e.reason),
+  );
   assert.equal(box.open('whsec_clear'), 'whsec_clear');
   assert.throws(() => box.open(new SecretBox(KEY).seal('x')), /TERN_SECRET_KEY is not set/);
 });

@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseWav, readPcm16Mono, writeWav } from '../../src/core/domain/wav.ts';
+import { parseWav, readPcm16Mono, writeWav } from '../../src/speech/wav.ts';
 import { DEFAULT_VOICE_LANGUAGE, isVoiceLanguage, TtsError, VOICE_LANGUAGES, type VoiceLanguage } from '../../src/core/voice/tts.ts';
 import { checkTtsAvailable, ESPEAK_VOICES, EspeakTts } from '../../src/speech/espeak.ts';
 import { SENTENCES } from './sentences.ts';
@@ -92,10 +92,7 @@ test('checkTtsAvailable reports a program that fails or lacks a voice', async ()
   const r2 = await checkTtsAvailable(noGerman);
   assert.deepEqual(r2, { ok: false, reason: `${noGerman} has no voice for de-DE (voice de)` });
 
-  const fine = fakeBinary(
-    'fine',
-    `if [ "$1" = "--version" ]; then echo "eSpeak NG text-to-speech: 9.99  Data at: /x"; fi; exit 0`,
-  );
+  const fine = fakeBinary('fine', `if [ "$1" = "--version" ]; then echo "eSpeak NG text-to-speech: 9.99  Data at: /x"; fi; exit 0`);
   assert.deepEqual(await checkTtsAvailable(fine), { ok: true, version: '9.99' });
 
   const hung = fakeBinary('hung-version', 'exec sleep 30');
@@ -106,10 +103,7 @@ test('render passes the text on stdin, never as an argument, and resamples the s
   const source = streamedWavFile('speech.wav', 1.5);
   const argsLog = join(dir, 'args.log');
   const stdinLog = join(dir, 'stdin.log');
-  const binary = fakeBinary(
-    'recording',
-    `for a in "$@"; do printf '%s\\n' "$a"; done > '${argsLog}'; cat > '${stdinLog}'; cat '${source}'`,
-  );
+  const binary = fakeBinary('recording', `for a in "$@"; do printf '%s\\n' "$a"; done > '${argsLog}'; cat > '${stdinLog}'; cat '${source}'`);
   const text = `--help"; rm -rf / #\n$(reboot) 'quoted' ünïcødé €`;
   const tts = new EspeakTts({ binary });
   const { wav, durationMs } = await tts.render(text, 'de-DE');
@@ -190,9 +184,7 @@ test('render runs at most maxConcurrent programs at once and queues the rest', a
     `cat > /dev/null; touch '${running}'/$$; ls '${running}' | wc -l >> '${peakLog}'; sleep 0.3; rm '${running}'/$$; cat '${source}'`,
   );
   const tts = new EspeakTts({ binary, maxConcurrent: 2 });
-  const results = await Promise.all(
-    ['un', 'deux', 'trois', 'quatre', 'cinq'].map((t) => tts.render(t, 'fr-FR')),
-  );
+  const results = await Promise.all(['un', 'deux', 'trois', 'quatre', 'cinq'].map((t) => tts.render(t, 'fr-FR')));
   assert.equal(results.length, 5);
   for (const r of results) assert.equal(r.durationMs, 200);
   const counts = readFileSync(peakLog, 'utf8').trim().split('\n').map(Number);
@@ -223,7 +215,10 @@ for (const language of VOICE_LANGUAGES) {
     const { short, long } = SENTENCES[language];
     const a = await tts.render(short, language);
     const b = await tts.render(long, language);
-    for (const [text, speech] of [[short, a], [long, b]] as const) {
+    for (const [text, speech] of [
+      [short, a],
+      [long, b],
+    ] as const) {
       assertTelephonyWav(speech.wav, speech.durationMs);
       const perChar = speech.durationMs / 1000 / text.length;
       assert.ok(perChar >= 0.04 && perChar <= 0.2, `${speech.durationMs} ms for ${text.length} characters`);

@@ -10,7 +10,10 @@ test('jobs run on at most `size` workers, each answered with its own result, in 
   try {
     const jobs = Array.from({ length: 20 }, (_, i) => pool.run({ kind: 'echo', value: i }));
     assert.ok(pool.load.busy <= 2 && pool.load.waiting >= 18, JSON.stringify(pool.load));
-    assert.deepEqual((await Promise.all(jobs)).map((r) => r.value), Array.from({ length: 20 }, (_, i) => i));
+    assert.deepEqual(
+      (await Promise.all(jobs)).map((r) => r.value),
+      Array.from({ length: 20 }, (_, i) => i),
+    );
     assert.deepEqual(pool.load, { waiting: 0, busy: 0, workers: 2 });
   } finally {
     await pool.close();
@@ -20,12 +23,18 @@ test('jobs run on at most `size` workers, each answered with its own result, in 
 test('a failed job fails alone; a worker that overruns or dies is replaced and the next jobs run', async () => {
   const pool = new WorkerPool<Job, { value: number }>({ entry, size: 1, timeoutMs: 300 });
   try {
-    await assert.rejects(pool.run({ kind: 'fail' }), (err: unknown) => err instanceof WorkerJobError && err.code === 'FAILED' && /asked to fail/.test(err.message));
+    await assert.rejects(
+      pool.run({ kind: 'fail' }),
+      (err: unknown) => err instanceof WorkerJobError && err.code === 'FAILED' && /asked to fail/.test(err.message),
+    );
     const spin = pool.run({ kind: 'spin' });
     const after = pool.run({ kind: 'echo', value: 7 });
     await assert.rejects(spin, (err: unknown) => err instanceof WorkerJobError && err.code === 'TIMEOUT' && /300 ms/.test(err.message));
     assert.equal((await after).value, 7, 'the job queued behind it ran on a new worker');
-    await assert.rejects(pool.run({ kind: 'exit' }), (err: unknown) => err instanceof WorkerJobError && err.code === 'WORKER_FAILED' && /exit code 3/.test(err.message));
+    await assert.rejects(
+      pool.run({ kind: 'exit' }),
+      (err: unknown) => err instanceof WorkerJobError && err.code === 'WORKER_FAILED' && /exit code 3/.test(err.message),
+    );
     assert.equal((await pool.run({ kind: 'echo', value: 8 })).value, 8);
   } finally {
     await pool.close();

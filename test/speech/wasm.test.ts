@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { parseWav, readPcm16Mono } from '../../src/core/domain/wav.ts';
+import { parseWav, readPcm16Mono } from '../../src/speech/wav.ts';
 import { TtsError, VOICE_LANGUAGES, type VoiceLanguage } from '../../src/core/voice/tts.ts';
 import { WASM_VOICES, WasmEspeakTts } from '../../src/speech/wasm.ts';
 import { SENTENCES } from './sentences.ts';
@@ -25,7 +25,10 @@ for (const language of VOICE_LANGUAGES) {
   test(`renders ${language} as an 8 kHz mono 16-bit WAV of plausible duration, not silence`, async () => {
     const { short, long } = SENTENCES[language];
     const [a, b] = await Promise.all([tts.render(short, language), tts.render(long, language)]);
-    for (const [text, speech] of [[short, a], [long, b]] as const) {
+    for (const [text, speech] of [
+      [short, a],
+      [long, b],
+    ] as const) {
       const info = parseWav(speech.wav);
       assert.deepEqual([info.sampleRate, info.channels, info.bitsPerSample, info.audioFormat], [8000, 1, 16, 1]);
       assert.equal(info.dataOffset + info.dataLength, speech.wav.length);

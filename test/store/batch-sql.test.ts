@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { arrayLiteral, batchParts, declaredColumns, inList, listParts, listValues, placeholders, rowValues, tuples, valuesTable } from '../../src/store/batch-sql.ts';
+import {
+  arrayLiteral,
+  batchParts,
+  declaredColumns,
+  inList,
+  listParts,
+  listValues,
+  placeholders,
+  rowValues,
+  tuples,
+  valuesTable,
+} from '../../src/store/batch-sql.ts';
 import { findRecords, settleRecords, upsertRecords, type ConnectorRecordRow } from '../../src/store/connectors.ts';
 import { openStore, type Store } from '../../src/store/db.ts';
 // Loaded for the columns they declare.
@@ -40,8 +51,14 @@ test('lists and tables of values: a placeholder each on SQLite, an array each on
 });
 
 test('batches in parts of powers of two on SQLite, a few texts a statement; a chunk a part on PostgreSQL', () => {
-  assert.deepEqual(batchParts(false, [...'abcdefg'], 4).map((p) => p.join('')), ['abcd', 'ef', 'g']);
-  assert.deepEqual(batchParts(true, [...'abcdefg'], 4).map((p) => p.join('')), ['abcd', 'efg']);
+  assert.deepEqual(
+    batchParts(false, [...'abcdefg'], 4).map((p) => p.join('')),
+    ['abcd', 'ef', 'g'],
+  );
+  assert.deepEqual(
+    batchParts(true, [...'abcdefg'], 4).map((p) => p.join('')),
+    ['abcd', 'efg'],
+  );
   assert.deepEqual(listParts(false, [...'abcde'], 8), [[...'abcdeeee']]);
   assert.deepEqual(listParts(false, [...'abcdefghij'], 6), [[...'abcdef'], [...'ghij']]);
   assert.deepEqual(listParts(true, [...'abcde'], 8), [[...'abcde']]);
@@ -94,7 +111,7 @@ forEachDialect('statements run by batch', (dialect) => {
   test('texts of any kind go in and come back whole, by list and by table of values', async () => {
     // Keys and data that an array's text form must escape: quotes, backslashes, commas, braces, NULL, spaces, Unicode.
     const text = fc.oneof(
-      fc.string({ unit: 'binary', maxLength: 20 }).map((s) => s.replace(/\u0000/g, '')),
+      fc.string({ unit: 'binary', maxLength: 20 }).map((s) => s.replaceAll('\0', '')),
       fc.constantFrom('', 'NULL', 'null', '"', '\\', '{}', '{a,b}', ',', ' padded ', 'a"b\\c', '\u00e9\u4e2d\ud83d\ude00'),
     );
     let round = 0;
@@ -115,7 +132,11 @@ forEachDialect('statements run by batch', (dialect) => {
         assert.equal(found.size, keys.length);
         for (const r of rows) {
           const f = found.get(r.key)!;
-          assert.deepEqual([f.data, f.due_at === null ? null : Number(f.due_at), f.lease_until === null ? null : Number(f.lease_until), Number(f.lane)], [r.data, r.due_at, r.lease_until, r.lane], JSON.stringify(r.key));
+          assert.deepEqual(
+            [f.data, f.due_at === null ? null : Number(f.due_at), f.lease_until === null ? null : Number(f.lease_until), Number(f.lane)],
+            [r.data, r.due_at, r.lease_until, r.lane],
+            JSON.stringify(r.key),
+          );
         }
         // Replaced by key, then settled by key.
         await upsertRecords(
@@ -134,39 +155,50 @@ forEachDialect('statements run by batch', (dialect) => {
     );
   });
 
-  test('PostgreSQL: options given in the database URL are kept beside those Tern sets', { skip: dialect !== 'postgres' }, async () => {
-    const u = new URL(process.env.TERN_TEST_DATABASE_URL!);
-    u.searchParams.set('options', '-c statement_timeout=12345');
-    u.searchParams.set('pool', '1');
-    const own = await openStore(u.toString(), 'node-options', { migrate: false });
-    try {
-      const show = async (name: string) => Object.values((await sql.raw(`show ${name}`).execute(own.db)).rows[0] as Record<string, string>)[0];
-      assert.equal(await show('statement_timeout'), '12345ms');
-      assert.equal(await show('plan_cache_mode'), 'force_custom_plan');
-    } finally {
-      await own.close();
-    }
-  });
+  test(
+    'PostgreSQL: options given in the database URL are kept beside those Tern sets',
+    { skip: dialect !== 'postgres' ? 'about PostgreSQL only' : false },
+    async () => {
+      const u = new URL(process.env.TERN_TEST_DATABASE_URL!);
+      u.searchParams.set('options', '-c statement_timeout=12345');
+      u.searchParams.set('pool', '1');
+      const own = await openStore(u.toString(), 'node-options', { migrate: false });
+      try {
+        const show = async (name: string) => Object.values((await sql.raw(`show ${name}`).execute(own.db)).rows[0] as Record<string, string>)[0];
+        assert.equal(await show('statement_timeout'), '12345ms');
+        assert.equal(await show('plan_cache_mode'), 'force_custom_plan');
+      } finally {
+        await own.close();
+      }
+    },
+  );
 
-  test('PostgreSQL keeps the batch statements parsed, except those answering every column; a column another node adds breaks none', { skip: dialect !== 'postgres' }, async () => {
-    const rows = (connector: string): ConnectorRecordRow[] =>
-      ['k1', 'k2'].map((key) => ({ connector, key, data: 'd', due_at: 1, lease_until: null, created_at: 1_700_000_000_000, lane: 0 }));
-    await store.db.connection().execute(async (c) => {
-      // Planned again at every run: a plan kept from when the table was nearly empty would stay as it grows.
-      assert.equal((await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(c)).rows[0]?.plan_cache_mode, 'force_custom_plan');
-      await upsertRecords(c, rows('prepared'));
-      await upsertRecords(c, rows('prepared'));
-      assert.equal((await findRecords(c, 'prepared', ['k1', 'k2'])).length, 2);
-      const kept = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(c);
-      const upsert = kept.rows.find((r) => r.statement.startsWith('insert into "connector_records"'));
-      assert.match(upsert?.name ?? '', /^tern_batch_\d+$/, JSON.stringify(kept.rows));
-      assert.ok(!kept.rows.some((r) => /^select \*/.test(r.statement)), 'a statement answering every column is not kept');
+  test(
+    'PostgreSQL keeps the batch statements parsed, except those answering every column; a column another node adds breaks none',
+    { skip: dialect !== 'postgres' ? 'about PostgreSQL only' : false },
+    async () => {
+      const rows = (connector: string): ConnectorRecordRow[] =>
+        ['k1', 'k2'].map((key) => ({ connector, key, data: 'd', due_at: 1, lease_until: null, created_at: 1_700_000_000_000, lane: 0 }));
+      await store.db.connection().execute(async (c) => {
+        // Planned again at every run: a plan kept from when the table was nearly empty would stay as it grows.
+        assert.equal((await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(c)).rows[0]?.plan_cache_mode, 'force_custom_plan');
+        await upsertRecords(c, rows('prepared'));
+        await upsertRecords(c, rows('prepared'));
+        assert.equal((await findRecords(c, 'prepared', ['k1', 'k2'])).length, 2);
+        const kept = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(c);
+        const upsert = kept.rows.find((r) => r.statement.startsWith('insert into "connector_records"'));
+        assert.match(upsert?.name ?? '', /^tern_batch_\d+$/, JSON.stringify(kept.rows));
+        assert.ok(!kept.rows.some((r) => r.statement.startsWith('select *')), 'a statement answering every column is not kept');
 
-      await sql`alter table connector_records add column added_later text`.execute(other.db);
-      await upsertRecords(c, rows('prepared'));
-      await settleRecords(c, 'prepared', ['k1']);
-      const found = await findRecords(c, 'prepared', ['k1', 'k2']);
-      assert.deepEqual(found.map((r) => [r.key, r.due_at === null ? null : Number(r.due_at)]).sort(), [['k1', null], ['k2', 1]]);
-    });
-  });
+        await sql`alter table connector_records add column added_later text`.execute(other.db);
+        await upsertRecords(c, rows('prepared'));
+        await settleRecords(c, 'prepared', ['k1']);
+        const found = await findRecords(c, 'prepared', ['k1', 'k2']);
+        assert.deepEqual(found.map((r) => [r.key, r.due_at === null ? null : Number(r.due_at)]).sort(), [
+          ['k1', null],
+          ['k2', 1],
+        ]);
+      });
+    },
+  );
 });

@@ -3,7 +3,7 @@
 // transactions taking the same messages in opposite orders deadlock (seen in the benchmarks' server log).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { uuidv7 } from '../../src/core/domain/ids.ts';
+import { uuidv7 } from '../../src/domain/ids.ts';
 import { outboundMessageRow } from '../../src/core/messaging/message-row.ts';
 import type { Channel } from '../../src/store/channels.ts';
 import { recordDispatch } from '../../src/store/dispatch.ts';
@@ -24,9 +24,25 @@ forEachDialect('dispatch record lock order', (dialect) => {
     const channel = { id: 'ch-lock', organisationId: 'org-lock' } as Channel;
     const row = (id: string) =>
       outboundMessageRow({
-        id, channel, type: 'SMS', recipient: '33650000005', sender: null, body: { text: 'x' }, units: 1, length: 1, price: 0,
-        priceKind: 'SMS', refClient: null, callbackUrlStatus: null, callbackUrlMo: null, now, sendAt: now, validityUntil: null,
-        country: 'FR', network: null, source: 'test',
+        id,
+        channel,
+        type: 'SMS',
+        recipient: '33650000005',
+        sender: null,
+        body: { text: 'x' },
+        units: 1,
+        length: 1,
+        price: 0,
+        priceKind: 'SMS',
+        refClient: null,
+        callbackUrlStatus: null,
+        callbackUrlMo: null,
+        now,
+        sendAt: now,
+        validityUntil: null,
+        country: 'FR',
+        network: null,
+        source: 'test',
       });
     // Stored in the other order than their ids: a scan of the table reads the second one first.
     await insertMessages(a.db, [row(second!)]);
@@ -34,7 +50,21 @@ forEachDialect('dispatch record lock order', (dialect) => {
 
     // A change of status holds the first message (it locks them in id order; the second would come next).
     const statusChange = await holdLocks(b, (trx) => lockMessages(trx, 'postgres', [first!]));
-    const placed = (id: string) => ({ id, upstreamId: `up-${id}`, connector: 'sim', route: 'r', parts: 1, cost: 0, charged: 0, day: '2026-11-28' });
+    const placed = (id: string) => ({
+      id,
+      upstreamId: `up-${id}`,
+      connector: 'sim',
+      route: 'r',
+      parts: 1,
+      cost: 0,
+      charged: 0,
+      day: '2026-11-28',
+      organisationId: 'org',
+      country: 'FR',
+      attempt: 1,
+      placedAt: now,
+      network: 'FR',
+    });
     const record = recordDispatch(a, { claimant: 'node-a', leaseUntil: now + 60_000 }, { submitted: [placed(second!), placed(first!)], retries: [], done: [] });
     await someoneWaitsForALock(b, 'the record to wait for the first message');
     // The record waits for the first message: it must not hold the second meanwhile (the change of status would

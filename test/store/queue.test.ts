@@ -37,7 +37,10 @@ forEachDialect('leased queue', (dialect) => {
     const first = await qa.claim({ now, limit: 2, leaseMs: 1_000, claimant: 'node-a' });
     assert.deepEqual(first.map((r) => r.message_id).sort(), ['m1', 'm2']);
     assert.ok(first.every((r) => r.claimed_by === 'node-a'));
-    assert.deepEqual((await qb.claim({ now, limit: 10, leaseMs: 1_000, claimant: 'node-b' })).map((r) => r.message_id), ['m3']);
+    assert.deepEqual(
+      (await qb.claim({ now, limit: 10, leaseMs: 1_000, claimant: 'node-b' })).map((r) => r.message_id),
+      ['m3'],
+    );
     assert.deepEqual(await qb.claim({ now, limit: 10, leaseMs: 1_000 }), [], 'leased rows are not claimed twice');
     assert.equal(await qa.nextDue(now), now + 5_000, 'the next row falls due later');
     const taken = await qb.claim({ now: now + 1_001, limit: 10, leaseMs: 1_000, claimant: 'node-b' });
@@ -57,10 +60,17 @@ forEachDialect('leased queue', (dialect) => {
     ]);
     const qa = new LeasedQueue<{ message_id: string; claimed_by: string | null; tern_next_due?: unknown }>(a, DISPATCH_QUEUE);
     const full = await qa.claimWithNextDue({ now, limit: 1, leaseMs: 60_000, claimant: 'node-a' });
-    assert.deepEqual(full.rows.map((r) => r.message_id), ['d1']);
+    assert.deepEqual(
+      full.rows.map((r) => r.message_id),
+      ['d1'],
+    );
     assert.equal(full.nextDue, now, 'a full batch: more may be due now');
     const rest = await qa.claimWithNextDue({ now, limit: 10, leaseMs: 60_000, claimant: 'node-a' });
-    assert.deepEqual(rest.rows.map((r) => r.message_id), ['d2'], 'the rows just claimed are not claimed again');
+    assert.deepEqual(
+      rest.rows.map((r) => r.message_id),
+      ['d2'],
+      'the rows just claimed are not claimed again',
+    );
     assert.equal(rest.rows[0]!.claimed_by, 'node-a');
     assert.ok(!('tern_next_due' in rest.rows[0]!), 'rows carry only their own columns');
     assert.equal(rest.nextDue, now + 3_000, 'the rows it claimed are not the next ones due');
@@ -74,12 +84,13 @@ forEachDialect('leased queue', (dialect) => {
 
   test('concurrent claims of two nodes never share a row', async () => {
     const now = 2_000_000;
-    await enqueue(a, Array.from({ length: 400 }, (_, i) => ({ id: `c${String(i).padStart(3, '0')}`, due: now - i })));
+    await enqueue(
+      a,
+      Array.from({ length: 400 }, (_, i) => ({ id: `c${String(i).padStart(3, '0')}`, due: now - i })),
+    );
     const qa = new LeasedQueue<{ message_id: string }>(a, DISPATCH_QUEUE);
     const qb = new LeasedQueue<{ message_id: string }>(b, DISPATCH_QUEUE);
-    const claims = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => (i % 2 ? qa : qb).claim({ now, limit: 60, leaseMs: 60_000, claimant: `n${i}` })),
-    );
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? qa : qb).claim({ now, limit: 60, leaseMs: 60_000, claimant: `n${i}` })));
     const ids = claims.flat().map((r) => r.message_id);
     assert.equal(new Set(ids).size, ids.length, 'no row claimed twice');
     assert.ok(ids.length >= 240 && ids.length <= 400, `claimed ${ids.length}`);
@@ -108,9 +119,15 @@ forEachDialect('leased queue', (dialect) => {
       updated_at: now,
       delivered_at: null,
     });
-    await a.db.insertInto('webhook_deliveries').values([row('w1', 'PENDING'), row('w2', 'DELIVERED'), row('w3', 'FAILED')]).execute();
+    await a.db
+      .insertInto('webhook_deliveries')
+      .values([row('w1', 'PENDING'), row('w2', 'DELIVERED'), row('w3', 'FAILED')])
+      .execute();
     const q = new LeasedQueue<{ id: string }>(a, WEBHOOK_QUEUE);
-    assert.deepEqual((await q.claim({ now, limit: 10, leaseMs: 1_000 })).map((r) => r.id), ['w1']);
+    assert.deepEqual(
+      (await q.claim({ now, limit: 10, leaseMs: 1_000 })).map((r) => r.id),
+      ['w1'],
+    );
   });
 
   test('workers are woken after the commit of a transaction that wrote work, never for one rolled back', async () => {

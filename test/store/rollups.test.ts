@@ -50,9 +50,7 @@ forEachDialect('consumption rollups in shards', (dialect) => {
     assert.deepEqual(await periodTotals(a.db, scope, 7, { offset: 0, limit: 10 }), [
       { channelId: 'ch-r', period: '2026-11', quantity: 120, messages: 120, amount: 1200 },
     ]);
-    const byStatus = (await periodBreakdown(b.db, scope, 10))
-      .map((r) => `${r.status} ${r.mccMnc} ${r.quantity} ${r.messages} ${r.amount}`)
-      .sort();
+    const byStatus = (await periodBreakdown(b.db, scope, 10)).map((r) => `${r.status} ${r.mccMnc} ${r.quantity} ${r.messages} ${r.amount}`).sort();
     assert.deepEqual(byStatus, ['DELIVERED 20801 40 40 400', 'DELIVERED 20810 20 20 200', 'ENROUTE 20801 20 20 200', 'ENROUTE 20810 40 40 400']);
   });
   test('a transaction holding a balance and one taking it after its rollups never wait on the same rollup row', async (t) => {
@@ -62,8 +60,20 @@ forEachDialect('consumption rollups in shards', (dialect) => {
     // would wait for the other's lock (a deadlock, 40P01, after a second).
     if (dialect === 'sqlite') return t.skip('SQLite: one writer at a time, no two transactions hold locks at once');
     await insertOrganisation(a.db, {
-      id: 'org-lock', name: 'Lock order', parentId: null, balance: 1_000_000, currency: 'EUR', state: 'ACTIVE',
-      parentBilling: false, monthlyLimit: null, createdAt: 0, defaultCountry: null, timeZone: 'Europe/Paris',
+      id: 'org-lock',
+      name: 'Lock order',
+      parentId: null,
+      balance: 1_000_000,
+      currency: 'EUR',
+      state: 'ACTIVE',
+      parentBilling: false,
+      monthlyLimit: null,
+      createdAt: 0,
+      defaultCountry: null,
+      timeZone: 'Europe/Paris',
+      optOutShortCode: null,
+      optOutText: null,
+      contentRetentionDays: null,
     });
     const k = { ...key('ENROUTE', '20801'), organisationId: 'org-lock' };
     mock.method(Math, 'random', () => 0);
@@ -92,7 +102,13 @@ forEachDialect('consumption rollups in shards', (dialect) => {
       await batch.raiseEpochs(trx);
     });
     await Promise.all([balanceFirst, rollupsFirst]);
-    const rows = await a.db.selectFrom('consumption_rollups').select(['shard', 'status', 'messages']).where('organisation_id', '=', 'org-lock').orderBy('shard').orderBy('status').execute();
+    const rows = await a.db
+      .selectFrom('consumption_rollups')
+      .select(['shard', 'status', 'messages'])
+      .where('organisation_id', '=', 'org-lock')
+      .orderBy('shard')
+      .orderBy('status')
+      .execute();
     assert.deepEqual(rows, [
       { shard: 0, status: 'ENROUTE', messages: -1 },
       { shard: 0, status: 'UNDELIVERED', messages: 1 },

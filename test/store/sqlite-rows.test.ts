@@ -34,11 +34,18 @@ describe('rows read on SQLite', () => {
       const expected = text.startsWith('update') ? null : direct(text);
       const got = await read(text);
       if (expected === null) {
-        assert.deepEqual(got, [{ id: 'a', n: 2 }, { id: 'b', n: 9007199254740992 }]);
+        assert.deepEqual(got, [
+          { id: 'a', n: 2 },
+          { id: 'b', n: 9007199254740992 },
+        ]);
         continue;
       }
       assert.deepEqual(got, expected, text);
-      assert.deepEqual(got.map((r) => Object.keys(r as object)), expected.map((r) => Object.keys(r as object)), `${text}: key order`);
+      assert.deepEqual(
+        got.map((r) => Object.keys(r as object)),
+        expected.map((r) => Object.keys(r as object)),
+        `${text}: key order`,
+      );
       for (const r of got) assert.equal(Object.getPrototypeOf(r), Object.prototype);
     }
     // Twice: the second run reuses the kept statement and its builder.
@@ -47,7 +54,12 @@ describe('rows read on SQLite', () => {
 
   test('a streamed query gives the same rows', async () => {
     const streamed: unknown[] = [];
-    for await (const r of store.db.selectFrom('t' as never).selectAll().orderBy('id' as never).stream()) streamed.push(r);
+    for await (const r of store.db
+      .selectFrom('t' as never)
+      .selectAll()
+      .orderBy('id' as never)
+      .stream())
+      streamed.push(r);
     assert.deepEqual(streamed, direct(`select * from t order by id`));
   });
 

@@ -65,31 +65,39 @@ forEachDialect('statements nobody reads', (dialect) => {
     assert.deepEqual(await ids(), ['a1', 'a2', 'c2']);
   });
 
-  test('PostgreSQL: sent without waiting for the answer (a write held on a lock does not hold up its caller)', { skip: dialect !== 'postgres' }, async () => {
-    const url = new URL(process.env.TERN_TEST_DATABASE_URL!);
-    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]!.s;
-    const locker = new pg.Client({ connectionString: url.toString() });
-    await locker.connect();
-    try {
-      await locker.query(`begin; lock table ${schema}.unread_t in access exclusive mode`);
-      let committed = false;
-      const done = inTransaction(store, async (trx) => {
-        // Waits on the lock in PostgreSQL; the caller goes on.
-        await insert(trx, 'd1', 1);
-        const lockHeld = (await locker.query(`select count(*)::int as n from pg_locks where relation = '${schema}.unread_t'::regclass and mode = 'AccessExclusiveLock' and granted`)).rows[0].n;
-        assert.equal(lockHeld, 1, 'the insert was sent while the table was still locked');
-      }).then(() => (committed = true));
-      // The transaction's commit waits for the insert, which waits for the lock.
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(committed, false);
-      await locker.query('commit');
-      await done;
-      assert.deepEqual(await ids(), ['a1', 'a2', 'c2', 'd1']);
-    } finally {
-      await locker.query('rollback').catch(() => undefined);
-      await locker.end();
-    }
-  });
+  test(
+    'PostgreSQL: sent without waiting for the answer (a write held on a lock does not hold up its caller)',
+    { skip: dialect !== 'postgres' ? 'about PostgreSQL only' : false },
+    async () => {
+      const url = new URL(process.env.TERN_TEST_DATABASE_URL!);
+      const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]!.s;
+      const locker = new pg.Client({ connectionString: url.toString() });
+      await locker.connect();
+      try {
+        await locker.query(`begin; lock table ${schema}.unread_t in access exclusive mode`);
+        let committed = false;
+        const done = inTransaction(store, async (trx) => {
+          // Waits on the lock in PostgreSQL; the caller goes on.
+          await insert(trx, 'd1', 1);
+          const lockHeld = (
+            await locker.query(
+              `select count(*)::int as n from pg_locks where relation = '${schema}.unread_t'::regclass and mode = 'AccessExclusiveLock' and granted`,
+            )
+          ).rows[0].n;
+          assert.equal(lockHeld, 1, 'the insert was sent while the table was still locked');
+        }).then(() => (committed = true));
+        // The transaction's commit waits for the insert, which waits for the lock.
+        await new Promise((r) => setTimeout(r, 200));
+        assert.equal(committed, false);
+        await locker.query('commit');
+        await done;
+        assert.deepEqual(await ids(), ['a1', 'a2', 'c2', 'd1']);
+      } finally {
+        await locker.query('rollback').catch(() => undefined);
+        await locker.end();
+      }
+    },
+  );
 
   test('outside a transaction it is waited for as any statement', async () => {
     const before = await ids();

@@ -9,7 +9,10 @@ import { eventually } from './wait.ts';
  * A stand-in for the network between Tern and its upstream: it can be cut and restored on the same port, and can hold
  * each answer a while after the upstream gave it (a slow network: the upstream has acted, the sender does not know).
  */
-export async function cuttableProxy(target: string, opts: { answerDelayMs?: number } = {}): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
+export async function cuttableProxy(
+  target: string,
+  opts: { answerDelayMs?: number } = {},
+): Promise<{ url: string; cut(): Promise<void>; restore(): Promise<void>; close(): Promise<void> }> {
   const upstream = new URL(target);
   const sockets = new Set<Socket>();
   let server: Server | null = null;
@@ -67,7 +70,11 @@ export async function route(server: TestServer, body: Record<string, unknown>): 
 
 /** Waits until the router of `server` sends `to` through `name` first. */
 export async function routedTo(server: AdminReachable, to: string, name: string): Promise<void> {
-  await eventually(async () => (await admin(server, 'POST', '/admin/v1/routes/test', { to })).body.candidates?.[0]?.name === name, 15_000, `${to} routed to ${name}`);
+  await eventually(
+    async () => (await admin(server, 'POST', '/admin/v1/routes/test', { to })).body.candidates?.[0]?.name === name,
+    15_000,
+    `${to} routed to ${name}`,
+  );
 }
 
 export async function campaign(server: TestServer, t: Tenant, numbers: string[]): Promise<string> {

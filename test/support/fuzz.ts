@@ -3,7 +3,25 @@ import fc from 'fast-check';
 
 type Schema = Record<string, any>;
 
-const EDGE_STRINGS = ['', ' ', 'x'.repeat(300), '1e20', '-1', '0', 'null', 'true', '%00', '../../etc/passwd', '33612345678', '+33612345678', '0611223344', "'; drop table messages; --", '😀', '2026-13-45T25:61:00Z', '01a20dde-deb7-7154-af39-930b1f9a5043'];
+const EDGE_STRINGS = [
+  '',
+  ' ',
+  'x'.repeat(300),
+  '1e20',
+  '-1',
+  '0',
+  'null',
+  'true',
+  '%00',
+  '../../etc/passwd',
+  '33612345678',
+  '+33612345678',
+  '0611223344',
+  "'; drop table messages; --",
+  '😀',
+  '2026-13-45T25:61:00Z',
+  '01a20dde-deb7-7154-af39-930b1f9a5043',
+];
 const EDGE_NUMBERS = [0, -1, 1, 1e20, -1e20, 2 ** 53, 0.5, 1e-9, 100, 101, 1_000_001];
 
 function resolve(schema: Schema, doc: Schema): Schema {
@@ -70,7 +88,8 @@ export function edgeRequestsFor(path: string, method: string, op: Schema, knownI
   const paths = knownIds.map((id) => path.replace(/\{[^}]+\}/g, encodeURIComponent(id)));
   for (const p of paths.slice(0, path.includes('{') ? knownIds.length : 1)) {
     for (const q of params.filter((x) => x.in === 'query')) {
-      for (const v of EDGE_QUERY_VALUES) out.push({ method: method.toUpperCase(), path: p, query: `${encodeURIComponent(q.name)}=${encodeURIComponent(v)}`, body: undefined, key });
+      for (const v of EDGE_QUERY_VALUES)
+        out.push({ method: method.toUpperCase(), path: p, query: `${encodeURIComponent(q.name)}=${encodeURIComponent(v)}`, body: undefined, key });
     }
     if (op.requestBody) for (const body of [{}, [], null, 'text', 0]) out.push({ method: method.toUpperCase(), path: p, query: '', body, key });
     else out.push({ method: method.toUpperCase(), path: p, query: '', body: undefined, key });
@@ -85,18 +104,24 @@ export function requestsFor(path: string, method: string, op: Schema, doc: Schem
   const queryParams = params.filter((p) => p.in === 'query');
   const bodySchema = op.requestBody?.content?.['application/json']?.schema;
   const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
-  return fc.record({
-    pathValues: fc.tuple(...pathParams.map((p) => (knownIds.length > 0 ? fc.oneof(fc.constantFrom(...knownIds), valueOf(p.schema ?? {}, doc).map(text)) : valueOf(p.schema ?? {}, doc).map(text)))),
-    queryValues: fc.tuple(...queryParams.map((p) => fc.option(valueOf(p.schema ?? {}, doc).map(text), { nil: undefined }))),
-    body: bodySchema ? valueOf(bodySchema, doc) : fc.constant(undefined),
-    key: fc.constantFrom<FuzzRequest['key']>('tenant', 'admin', 'none'),
-  }).map(({ pathValues, queryValues, body, key }) => {
-    let p = path;
-    pathParams.forEach((param, i) => (p = p.replace(`{${param.name}}`, encodeURIComponent(pathValues[i]!) || 'x')));
-    const q = queryParams
-      .map((param, i) => (queryValues[i] === undefined ? null : `${encodeURIComponent(param.name)}=${encodeURIComponent(queryValues[i]!)}`))
-      .filter((x): x is string => x !== null)
-      .join('&');
-    return { method: method.toUpperCase(), path: p, query: q, body, key };
-  });
+  return fc
+    .record({
+      pathValues: fc.tuple(
+        ...pathParams.map((p) =>
+          knownIds.length > 0 ? fc.oneof(fc.constantFrom(...knownIds), valueOf(p.schema ?? {}, doc).map(text)) : valueOf(p.schema ?? {}, doc).map(text),
+        ),
+      ),
+      queryValues: fc.tuple(...queryParams.map((p) => fc.option(valueOf(p.schema ?? {}, doc).map(text), { nil: undefined }))),
+      body: bodySchema ? valueOf(bodySchema, doc) : fc.constant(undefined),
+      key: fc.constantFrom<FuzzRequest['key']>('tenant', 'admin', 'none'),
+    })
+    .map(({ pathValues, queryValues, body, key }) => {
+      let p = path;
+      pathParams.forEach((param, i) => (p = p.replace(`{${param.name}}`, encodeURIComponent(pathValues[i]!) || 'x')));
+      const q = queryParams
+        .map((param, i) => (queryValues[i] === undefined ? null : `${encodeURIComponent(param.name)}=${encodeURIComponent(queryValues[i]!)}`))
+        .filter((x): x is string => x !== null)
+        .join('&');
+      return { method: method.toUpperCase(), path: p, query: q, body, key };
+    });
 }

@@ -25,10 +25,16 @@ export async function holdLocks(store: Store, lock: (trx: Db) => Promise<unknown
 
 /** Waits until one session of the database waits for a row lock. */
 export function someoneWaitsForALock(store: Store, what: string): Promise<true> {
-  return eventually(async () => {
-    const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(store.db);
-    return waiting.rows[0]!.n === 1 || undefined;
-  }, 10_000, what);
+  return eventually(
+    async () => {
+      const waiting = await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(store.db);
+      return waiting.rows[0]!.n === 1 || undefined;
+    },
+    10_000,
+    what,
+  );
 }
 
 /** Whether the row of `table` with this id is free to lock now (another transaction holds no lock on it). */

@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
 import pg from 'pg';
-import pino from 'pino';
-import { createApp, type TernApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import type { Logger } from 'pino';
+import { createApp, type TernApp } from '../../src/app/index.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { createLogger } from '../../src/log-redaction.ts';
 import { assertNoNulls } from './no-nulls.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -79,11 +80,11 @@ export async function freshDatabase(dialect: DialectName): Promise<{ url: string
   };
 }
 
-/** Starts a real Tern on ephemeral ports with a fresh database of the given dialect. */
-export async function startTestServer(
-  dialect: DialectName = 'sqlite',
-  env: Record<string, string> = {},
-): Promise<TestServer> {
+/**
+ * Starts a real Tern on ephemeral ports with a fresh database of the given dialect; its logs go to `opts.logger`, else
+ * to standard output at TERN_TEST_LOG_LEVEL (silent by default).
+ */
+export async function startTestServer(dialect: DialectName = 'sqlite', env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<TestServer> {
   const database = await freshDatabase(dialect);
   const config = loadConfig({
     TERN_HTTP_HOST: '127.0.0.1',
@@ -101,7 +102,7 @@ export async function startTestServer(
     TERN_AUTH_FAILURES_PER_MINUTE: '1000000',
     ...env,
   });
-  const app = await createApp(config, { logger: pino({ level: process.env.TERN_TEST_LOG_LEVEL ?? 'silent' }) });
+  const app = await createApp(config, { logger: opts.logger ?? createLogger(process.env.TERN_TEST_LOG_LEVEL ?? 'silent') });
   const { httpPort, smppPort, httpsPort } = await app.start();
   let stopped = false;
   return {
@@ -127,12 +128,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export async function request<T = any>(
-  server: { url: string },
-  method: string,
-  path: string,
-  opts: RequestOptions = {},
-): Promise<ApiResponse<T>> {
+export async function request<T = any>(server: { url: string }, method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.key) headers['x-api-key'] = opts.key;
   let body: string | Buffer | undefined;

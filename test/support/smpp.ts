@@ -99,9 +99,16 @@ export class RawClient {
   }
 }
 
-/** A well-behaved ESME on the `smpp` package: answers enquire_link and unbind itself. */
-export async function packageClient(port: number, options: { tls?: boolean } = {}): Promise<smpp.Session> {
-  const session = smpp.connect({ host: '127.0.0.1', port, tls: options.tls ?? false, rejectUnauthorized: false });
+/** A well-behaved ESME on the `smpp` package: answers enquire_link and unbind itself; from `localAddress` if given. */
+export async function packageClient(port: number, options: { tls?: boolean; localAddress?: string } = {}): Promise<smpp.Session> {
+  const session = smpp.connect({
+    host: '127.0.0.1',
+    port,
+    tls: options.tls ?? false,
+    rejectUnauthorized: false,
+    // Linux takes any address of 127.0.0.0/8 as a source: clients from several addresses on one machine.
+    ...(options.localAddress !== undefined && { localAddress: options.localAddress }),
+  });
   session.on('error', () => {});
   session.on('enquire_link', (pdu: smpp.PDU) => session.send(pdu.response()));
   session.on('unbind', (pdu: smpp.PDU) => session.send(pdu.response()));

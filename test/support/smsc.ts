@@ -42,6 +42,11 @@ export interface SmscBehaviour {
   duplicateReceipts: boolean;
   /** Receipts carry the receipted_message_id and message_state TLVs (besides the text). */
   receiptTlvs: boolean;
+  /**
+   * A receipt left unanswered by a connection that closes (a bind unbinding as the receipt crossed it) is sent again
+   * on another receiver, as SMSCs redeliver what was not acknowledged.
+   */
+  redeliverReceipts: boolean;
 }
 
 const DEFAULTS: SmscBehaviour = {
@@ -54,6 +59,7 @@ const DEFAULTS: SmscBehaviour = {
   receiptIds: 'same',
   duplicateReceipts: false,
   receiptTlvs: true,
+  redeliverReceipts: false,
 };
 
 const MESSAGE_STATE: Record<string, number> = { DELIVRD: 2, EXPIRED: 3, DELETED: 4, UNDELIV: 5, ACCEPTD: 6, UNKNOWN: 7, REJECTD: 8, ENROUTE: 1 };
@@ -109,13 +115,12 @@ export class TestSmsc {
 
   /** Listens on 127.0.0.1, on `port` when given (an SMSC coming back where it was), over TLS with a key and certificate. */
   static async start(behaviour: Partial<SmscBehaviour> = {}, port = 0, tls?: { key: Buffer; cert: Buffer }): Promise<TestSmsc> {
-    let smsc!: TestSmsc;
     const server = smpp.createServer({ ...tls }, (session) => smsc.accept(session));
     server.listen(port, '127.0.0.1');
     await once(server, 'listening');
     // Over TLS the package emits sessions on secure connections; a failed handshake must not crash the test.
     server.on('tlsClientError', () => {});
-    smsc = new TestSmsc(server, (server.address() as AddressInfo).port);
+    const smsc = new TestSmsc(server, (server.address() as AddressInfo).port);
     smsc.set(behaviour);
     return smsc;
   }
@@ -269,8 +274,29 @@ export class TestSmsc {
       ...(this.behaviour.receiptTlvs && { receipted_message_id: id, message_state: MESSAGE_STATE[stat] ?? 7 }),
     };
     const times = this.behaviour.duplicateReceipts ? 2 : 1;
-    for (let i = 0; i < times; i++) rx.deliver_sm(fields);
+    for (let i = 0; i < times; i++) this.deliver(rx, fields);
     return true;
+  }
+
+  /** A deliver_sm on `rx`; unanswered when `rx` closes, sent again on another receiver if the behaviour says so. */
+  private deliver(rx: smpp.Session, fields: Record<string, unknown>): void {
+    if (!this.behaviour.redeliverReceipts) {
+      rx.deliver_sm(fields);
+      return;
+    }
+    let answered = false;
+    const again = () => {
+      if (answered) return;
+      setTimeout(() => {
+        const next = this.receiver();
+        if (next) this.deliver(next, fields);
+      }, 50);
+    };
+    rx.socket.once('close', again);
+    rx.deliver_sm(fields, () => {
+      answered = true;
+      rx.socket.off('close', again);
+    });
   }
 
   /** A receipt for an id this SMSC never gave. */
@@ -282,7 +308,10 @@ export class TestSmsc {
   async mo(from: string, to: string, message: string, parts = 1): Promise<number[]> {
     const rx = this.receiver();
     if (!rx) throw new Error('no receiver bound');
-    const chunks = parts === 1 ? [message] : Array.from({ length: parts }, (_, i) => message.slice(Math.ceil((message.length / parts) * i), Math.ceil((message.length / parts) * (i + 1))));
+    const chunks =
+      parts === 1
+        ? [message]
+        : Array.from({ length: parts }, (_, i) => message.slice(Math.ceil((message.length / parts) * i), Math.ceil((message.length / parts) * (i + 1))));
     const ref = Math.floor(Math.random() * 256);
     const statuses: number[] = [];
     for (let i = 0; i < chunks.length; i++) {

@@ -38,7 +38,6 @@ export async function twoNodes(dialect: 'sqlite' | 'postgres', pgOptions?: strin
   };
 }
 
-
 /** Two nodes' stores for the tests of the calling suite: opened before them, closed (and the database dropped) after. */
 export function twoNodesForSuite(dialect: 'sqlite' | 'postgres', pgOptions?: string): { readonly a: Store; readonly b: Store } {
   let opened: Awaited<ReturnType<typeof twoNodes>> | null = null;

@@ -9,11 +9,7 @@ const POLL_INTERVAL_MS = 10;
  * check that throws is tried again. Fails after `timeoutMs`, naming `what` and the last error, so a broken test
  * ends instead of hanging.
  */
-export async function eventually<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {

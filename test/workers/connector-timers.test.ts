@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
-import { HIGH_LANE, type Lane, LOW_LANE } from '../../src/core/domain/fair-queue.ts';
+import { HIGH_LANE, type Lane, LOW_LANE } from '../../src/domain/fair-queue.ts';
 import type { Connector, ConnectorRecord, Router } from '../../src/core/ports.ts';
 import { ConnectorService, type RecordHandoff } from '../../src/core/routing/service.ts';
 import { ConnectorTimers } from '../../src/workers/connector-timers.ts';
@@ -72,11 +72,20 @@ forEachDialect('connector records in lanes', (dialect) => {
     assert.deepEqual(taken, [{ lane: HIGH_LANE, keys: ['otp-1', 'otp-2'] }]);
     assert.deepEqual([...new Set(woken)].sort(), [HIGH_LANE, LOW_LANE].sort(), 'otp-3 and campaign-1 are left to a claim');
     const stored = await server.app.store.db.selectFrom('connector_records').select(['key', 'lease_until']).where('connector', '=', 'handoff-test').execute();
-    const leased = stored.filter((r) => r.lease_until !== null).map((r) => r.key).sort();
+    const leased = stored
+      .filter((r) => r.lease_until !== null)
+      .map((r) => r.key)
+      .sort();
     assert.deepEqual(leased, ['otp-1', 'otp-2']);
     // No claim takes what was handed over.
     const claimed = [...(await service.claimDue(now + 1, 100, 5_000, HIGH_LANE)).due, ...(await service.claimDue(now + 1, 100, 5_000, LOW_LANE)).due];
-    assert.deepEqual(claimed.filter((d) => d.connector === 'handoff-test').map((d) => d.record.key).sort(), ['campaign-1', 'otp-3']);
+    assert.deepEqual(
+      claimed
+        .filter((d) => d.connector === 'handoff-test')
+        .map((d) => d.record.key)
+        .sort(),
+      ['campaign-1', 'otp-3'],
+    );
   });
 });
 
@@ -146,7 +155,10 @@ describe('connector timers', () => {
     });
     const service = {
       async claimDue(_now: number, limit: number, _leaseMs: number, lane: Lane) {
-        const due = waiting.get(lane)!.splice(0, limit).map((record) => ({ connector: 'network', record }));
+        const due = waiting
+          .get(lane)!
+          .splice(0, limit)
+          .map((record) => ({ connector: 'network', record }));
         return { due, nextDue: null };
       },
       async settleDue() {},

@@ -40,9 +40,12 @@ forEachDialect('crash drill: kill -9 in a loop under mixed traffic', (dialect) =
     for (let round = 0; round < 4; round++) {
       const sends = Array.from({ length: 60 }, () => {
         const i = n++;
-        return request(node, 'POST', '/sms/v1/messages', { key: t.key, body: mixed(i) }).then((r) => {
-          if (r.status === 201) accepted.push(r.body.messageId);
-        }, () => undefined);
+        return request(node, 'POST', '/sms/v1/messages', { key: t.key, body: mixed(i) }).then(
+          (r) => {
+            if (r.status === 201) accepted.push(r.body.messageId);
+          },
+          () => undefined,
+        );
       });
       // The kill lands while sends, submits and receipts are in flight.
       await sleep(150 + round * 100);
@@ -54,19 +57,34 @@ forEachDialect('crash drill: kill -9 in a loop under mixed traffic', (dialect) =
     const db = reader.db;
     const open = () => db.selectFrom('messages').select(['id', 'status']).where('status', 'not in', FINAL).execute();
     await eventually(async () => ((await open()).length === 0 ? true : undefined), 60_000, 'every message final');
-    const rows = await db.selectFrom('messages').select(['id', 'status', 'status_detail', 'charged', 'recipient']).where('organisation_id', '=', t.organisationId).execute();
+    const rows = await db
+      .selectFrom('messages')
+      .select(['id', 'status', 'status_detail', 'charged', 'recipient'])
+      .where('organisation_id', '=', t.organisationId)
+      .execute();
     const stored = new Set(rows.map((r) => r.id));
-    assert.deepEqual(accepted.filter((id) => !stored.has(id)), [], 'every 201 is in the database');
+    assert.deepEqual(
+      accepted.filter((id) => !stored.has(id)),
+      [],
+      'every 201 is in the database',
+    );
     for (const r of rows) {
       if (r.recipient.endsWith('0002')) assert.deepEqual([r.status, r.status_detail, Number(r.charged)], ['UNDELIVERABLE', 'REJECTED', 0], r.id);
       else assert.equal(r.status, 'DELIVERED', r.id);
     }
     const ledger = await db.selectFrom('ledger').select(['kind', 'amount', 'message_id']).where('organisation_id', '=', t.organisationId).execute();
     const refunds = ledger.filter((l) => l.kind === 'REFUND');
-    const rejected = rows.filter((r) => r.status === 'UNDELIVERABLE').map((r) => r.id).sort();
+    const rejected = rows
+      .filter((r) => r.status === 'UNDELIVERABLE')
+      .map((r) => r.id)
+      .sort();
     assert.deepEqual(refunds.map((l) => l.message_id).sort(), rejected, 'one refund for each rejected message, none twice');
     const org = await db.selectFrom('organisations').select('balance').where('id', '=', t.organisationId).executeTakeFirstOrThrow();
-    assert.equal(Number(org.balance), ledger.reduce((s, l) => s + Number(l.amount), 0), 'balance = ledger');
+    assert.equal(
+      Number(org.balance),
+      ledger.reduce((s, l) => s + Number(l.amount), 0),
+      'balance = ledger',
+    );
     const carrier = await db.selectFrom('connector_records').select(['key', 'data']).where('connector', '=', 'simulator').execute();
     const twice = carrier.filter((c) => (JSON.parse(c.data) as { accepted?: boolean; duplicates?: number }).accepted && !String(c.key).includes(':')).length;
     assert.equal(twice, rows.filter((r) => r.status === 'DELIVERED').length, 'one placement each at the operator');
@@ -84,30 +102,48 @@ forEachDialect('messages nothing owns', (dialect) => {
 
   test('a message on its way with no queue row and no placement is put back on the queue and ends final', async () => {
     const t = await createTenant(server, { balance: 10 });
-    const r = await request(server, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: '33670000002' }, body: { text: 'orphan' }, sentDate: new Date(Date.now() + 3_600_000).toISOString() } });
+    const r = await request(server, 'POST', '/sms/v1/messages', {
+      key: t.key,
+      body: { recipient: { to: '33670000002' }, body: { text: 'orphan' }, sentDate: new Date(Date.now() + 3_600_000).toISOString() },
+    });
     assert.equal(r.status, 201, r.text);
     const id = r.body.messageId as string;
     // What a crash of an older version could leave: ENROUTE, never placed, off the queue.
     const db = server.app.store.db;
-    await db.updateTable('messages').set({ status: 'ENROUTE', accepted_at: Date.now() - 600_000 }).where('id', '=', id).execute();
+    await db
+      .updateTable('messages')
+      .set({ status: 'ENROUTE', accepted_at: Date.now() - 600_000 })
+      .where('id', '=', id)
+      .execute();
     await db.deleteFrom('dispatch_queue').where('message_id', '=', id).execute();
     const expiry = new Expiry(server.app.store, server.app.services.messaging, {});
     assert.equal(await expiry.rescue(Date.now()), 1);
     assert.equal(await expiry.rescue(Date.now()), 0, 'not twice');
-    const done = await eventually(async () => {
-      const m = await db.selectFrom('messages').select(['status', 'status_detail', 'charged']).where('id', '=', id).executeTakeFirstOrThrow();
-      return FINAL.includes(m.status) ? m : undefined;
-    }, 15_000, 'final');
+    const done = await eventually(
+      async () => {
+        const m = await db.selectFrom('messages').select(['status', 'status_detail', 'charged']).where('id', '=', id).executeTakeFirstOrThrow();
+        return FINAL.includes(m.status) ? m : undefined;
+      },
+      15_000,
+      'final',
+    );
     assert.deepEqual([done.status, done.status_detail, Number(done.charged)], ['UNDELIVERABLE', 'REJECTED', 0]);
   });
 
   test('a scheduled message with no queue row is put back on the queue for its time, not sent before it', async () => {
     const t = await createTenant(server, { balance: 10 });
-    const r = await request(server, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: '33670000015' }, body: { text: 'later' }, sentDate: new Date(Date.now() + 3_600_000).toISOString() } });
+    const r = await request(server, 'POST', '/sms/v1/messages', {
+      key: t.key,
+      body: { recipient: { to: '33670000015' }, body: { text: 'later' }, sentDate: new Date(Date.now() + 3_600_000).toISOString() },
+    });
     assert.equal(r.status, 201, r.text);
     const id = r.body.messageId as string;
     const db = server.app.store.db;
-    await db.updateTable('messages').set({ accepted_at: Date.now() - 600_000 }).where('id', '=', id).execute();
+    await db
+      .updateTable('messages')
+      .set({ accepted_at: Date.now() - 600_000 })
+      .where('id', '=', id)
+      .execute();
     await db.deleteFrom('dispatch_queue').where('message_id', '=', id).execute();
     const expiry = new Expiry(server.app.store, server.app.services.messaging, {});
     assert.equal(await expiry.rescue(Date.now()), 1);

@@ -35,10 +35,14 @@ forEachDialect('an idle node', (dialect) => {
     const t = await createTenant(server, { balance: 10 });
     const sent = await request(server, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: '33612345678' }, body: { text: 'once' } } });
     assert.equal(sent.status, 201, sent.text);
-    await eventually(async () => {
-      const m = await request(server, 'GET', `/sms/v1/messages/${sent.body.messageId}`, { key: t.key });
-      return m.body.status?.value === 'DELIVERED' ? true : undefined;
-    }, 15_000, 'the message delivered');
+    await eventually(
+      async () => {
+        const m = await request(server, 'GET', `/sms/v1/messages/${sent.body.messageId}`, { key: t.key });
+        return m.body.status?.value === 'DELIVERED' ? true : undefined;
+      },
+      15_000,
+      'the message delivered',
+    );
     const n = await statementsWhileIdle(6_000);
     process.stdout.write(`# ${dialect}: ${n} statements in 6 s, after a message\n`);
     assert.ok(n <= AT_MOST, `${n} statements in 6 s`);
@@ -70,7 +74,11 @@ forEachDialect('retries of webhooks that keep failing', (dialect) => {
       assert.equal(sent.status, 201, sent.text);
     }
     // Every message's first delivery has failed once: the retries are under way, about one a second each.
-    await eventually(() => (new Set(receiver.requests.map((r) => r.json?.messageId)).size >= messages ? true : undefined), 20_000, 'a first attempt for every message');
+    await eventually(
+      () => (new Set(receiver.requests.map((r) => r.json?.messageId)).size >= messages ? true : undefined),
+      20_000,
+      'a first attempt for every message',
+    );
     await sleep(1_500);
     const attemptsBefore = receiver.requests.length;
     const from = server.app.store.statements.count;

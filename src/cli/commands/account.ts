@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import { ApiError, query } from '../client.ts';
 import type { Context } from '../context.ts';
-import { parseCsv } from '../csv.ts';
+import { readCsvFile } from '../csv.ts';
 import { CliError, colours, EXIT } from '../io.ts';
 import { date, euros, facts, json, line, table } from '../output.ts';
 
@@ -11,20 +10,21 @@ const LOOKUP_BATCH = 100;
 
 function lookupRow(x: any): unknown[] {
   if (x.error) return [x.input, '', '', '', '', `${x.error.errorCode}: ${x.error.detail}`];
-  return [x.input ?? x.msisdn, x.valid ? 'yes' : 'no', x.type, x.country, x.currentNetwork ?? x.network, x.reachable === undefined ? '' : x.reachable ? 'reachable' : 'absent'];
+  return [
+    x.input ?? x.msisdn,
+    x.valid ? 'yes' : 'no',
+    x.type,
+    x.country,
+    x.currentNetwork?.name ?? x.network,
+    x.reachable === undefined ? '' : x.reachable ? 'reachable' : 'absent',
+  ];
 }
 
 /** `tern lookup NUMBER…` and `tern lookup --file FILE` (bulk, in batches, with a progress bar). */
 export async function lookup(ctx: Context, numbers: string[], o: { file?: string; json?: boolean }): Promise<void> {
   let inputs = [...numbers];
   if (o.file) {
-    let text: string;
-    try {
-      text = readFileSync(o.file, 'utf8');
-    } catch (err) {
-      throw new CliError(`${o.file}: ${(err as Error).message}`, EXIT.USAGE);
-    }
-    const rows = parseCsv(text).map((r) => (r.fields[0] ?? '').trim());
+    const rows = readCsvFile(o.file).records.map((r) => (r.fields[0] ?? '').trim());
     inputs.push(...(rows[0] && !/\d/.test(rows[0]) ? rows.slice(1) : rows));
   }
   inputs = inputs.filter((n) => n !== '');
@@ -106,11 +106,18 @@ export async function consumption(ctx: Context, o: { by?: string; type?: string;
   }
   const rows = [...byPeriod.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   if (rows.length === 0) return line(ctx.io, `No ${type} consumption from ${startDate} to ${endDate}.`);
-  if (o.chart) return chart(ctx, rows.map(([k, v]) => [k, Math.round(v.amount * 1e6) / 1e6]));
+  if (o.chart)
+    return chart(
+      ctx,
+      rows.map(([k, v]) => [k, Math.round(v.amount * 1e6) / 1e6]),
+    );
   table(
     ctx.io,
     ['period', 'units', 'spent'],
-    [...rows.map(([k, v]) => [k, v.quantity, euros(Math.round(v.amount * 1e6) / 1e6)]), ['total', rows.reduce((n, [, v]) => n + v.quantity, 0), euros(Math.round(rows.reduce((n, [, v]) => n + v.amount, 0) * 1e6) / 1e6)]],
+    [
+      ...rows.map(([k, v]) => [k, v.quantity, euros(Math.round(v.amount * 1e6) / 1e6)]),
+      ['total', rows.reduce((n, [, v]) => n + v.quantity, 0), euros(Math.round(rows.reduce((n, [, v]) => n + v.amount, 0) * 1e6) / 1e6)],
+    ],
   );
 }
 
@@ -135,12 +142,20 @@ export async function balance(ctx: Context, o: { ledger?: string; json?: boolean
   ]);
   if (ledger.length > 0) {
     line(ctx.io);
-    table(ctx.io, ['date', 'kind', 'amount', 'balance', 'description'], ledger.map((e: any) => [date(e.creationDate), e.kind, euros(e.amount), euros(e.balance), e.description ?? e.reference ?? '']));
+    table(
+      ctx.io,
+      ['date', 'kind', 'amount', 'balance', 'description'],
+      ledger.map((e: any) => [date(e.creationDate), e.kind, euros(e.amount), euros(e.balance), e.description ?? e.reference ?? '']),
+    );
   }
 }
 
 /** `tern transfer AMOUNT --to ORG` (to a sub-organisation) or `--from ORG` (back from one). */
-export async function transfer(ctx: Context, amount: string, o: { to?: string; from?: string; reference?: string; idempotencyKey?: string; json?: boolean }): Promise<void> {
+export async function transfer(
+  ctx: Context,
+  amount: string,
+  o: { to?: string; from?: string; reference?: string; idempotencyKey?: string; json?: boolean },
+): Promise<void> {
   if (Boolean(o.to) === Boolean(o.from)) throw new CliError('give --to ORGANISATION or --from ORGANISATION (one of them)', EXIT.USAGE);
   const own = await ownOrganisationId(ctx);
   const source = o.to ? own : o.from!;

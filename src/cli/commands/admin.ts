@@ -11,7 +11,15 @@ export async function organisations(ctx: Context, o: { page?: string; json?: boo
   table(
     ctx.io,
     ['id', 'name', 'state', 'balance', 'country', 'parent', 'created'],
-    res.items.map((x: any) => [x.organisationId, x.name, status(ctx.io, x.state), euros(x.balance.amount), x.defaultCountry ?? '', x.parentOrganisationId ?? '', date(x.creationDate)]),
+    res.items.map((x: any) => [
+      x.organisationId,
+      x.name,
+      status(ctx.io, x.state),
+      euros(x.balance.amount),
+      x.defaultCountry ?? '',
+      x.parentOrganisationId ?? '',
+      date(x.creationDate),
+    ]),
   );
 }
 
@@ -22,7 +30,12 @@ export async function organisationCreate(
 ): Promise<void> {
   const org = await ctx.client.post(
     '/admin/v1/organisations',
-    { name, ...(o.country && { defaultCountry: o.country.toUpperCase() }), ...(o.timeZone && { timeZone: o.timeZone }), ...(o.parent && { parentOrganisationId: o.parent }) },
+    {
+      name,
+      ...(o.country && { defaultCountry: o.country.toUpperCase() }),
+      ...(o.timeZone && { timeZone: o.timeZone }),
+      ...(o.parent && { parentOrganisationId: o.parent }),
+    },
     admin,
   );
   let channel: any;
@@ -41,7 +54,11 @@ export async function organisationCreate(
 export async function channels(ctx: Context, organisationId: string, o: { json?: boolean }): Promise<void> {
   const res = await ctx.client.get(`/admin/v1/organisations/${encodeURIComponent(organisationId)}/channels`, admin);
   if (o.json) return json(ctx.io, res.items);
-  table(ctx.io, ['id', 'name', 'type', 'flow', 'state', 'sender'], res.items.map((c: any) => [c.channelId, c.name, c.type, c.flow, status(ctx.io, c.state), c.defaultFromField ?? '']));
+  table(
+    ctx.io,
+    ['id', 'name', 'type', 'flow', 'state', 'sender'],
+    res.items.map((c: any) => [c.channelId, c.name, c.type, c.flow, status(ctx.io, c.state), c.defaultFromField ?? '']),
+  );
 }
 
 export async function adminKeyCreate(ctx: Context, channelId: string, o: { name?: string; role?: string[]; json?: boolean }): Promise<void> {
@@ -53,7 +70,11 @@ export async function adminKeyCreate(ctx: Context, channelId: string, o: { name?
 }
 
 export async function credit(ctx: Context, organisationId: string, amount: string, o: { reference?: string; json?: boolean }): Promise<void> {
-  const e = await ctx.client.post(`/admin/v1/organisations/${encodeURIComponent(organisationId)}/credit`, { amount, ...(o.reference && { reference: o.reference }) }, admin);
+  const e = await ctx.client.post(
+    `/admin/v1/organisations/${encodeURIComponent(organisationId)}/credit`,
+    { amount, ...(o.reference && { reference: o.reference }) },
+    admin,
+  );
   if (o.json) return json(ctx.io, e);
   line(ctx.io, `Credited ${euros(e.amount)}: the balance is ${euros(e.balance)}.`);
 }
@@ -61,13 +82,21 @@ export async function credit(ctx: Context, organisationId: string, amount: strin
 export async function prices(ctx: Context, o: { json?: boolean }): Promise<void> {
   const res = await ctx.client.get('/admin/v1/prices', admin);
   if (o.json) return json(ctx.io, res.items);
-  table(ctx.io, ['type', 'country', 'kind', 'price a unit'], res.items.map((p: any) => [p.channelType, p.country, p.kind, euros(p.amount)]));
+  table(
+    ctx.io,
+    ['type', 'country', 'kind', 'price a unit'],
+    res.items.map((p: any) => [p.channelType, p.country, p.kind, euros(p.amount)]),
+  );
 }
 
 export async function priceSet(ctx: Context, type: string, country: string, amount: string, o: { kind?: string; json?: boolean }): Promise<void> {
   const res = await ctx.client.call('PUT', '/admin/v1/prices', {
     admin: true,
-    body: { items: [{ channelType: type.toUpperCase(), country: country === '*' ? '*' : country.toUpperCase(), ...(o.kind && { kind: o.kind.toUpperCase() }), amount }] },
+    body: {
+      items: [
+        { channelType: type.toUpperCase(), country: country === '*' ? '*' : country.toUpperCase(), ...(o.kind && { kind: o.kind.toUpperCase() }), amount },
+      ],
+    },
   });
   if (o.json) return json(ctx.io, res.body.items);
   line(ctx.io, `${type.toUpperCase()} ${country}${o.kind ? ` ${o.kind.toUpperCase()}` : ''}: ${euros(Number(amount))} a unit.`);
@@ -79,7 +108,16 @@ export async function connectors(ctx: Context, o: { json?: boolean }): Promise<v
   table(
     ctx.io,
     ['name', 'kind', 'health', 'since', 'submits/s', 'submitted', 'receipts', 'last error'],
-    res.items.map((c: any) => [c.name, c.type, status(ctx.io, c.live.state), date(c.live.since), c.live.submitsPerSecond, c.live.submitted, c.live.receipts, c.live.lastError ?? '']),
+    res.items.map((c: any) => [
+      c.name,
+      c.type,
+      status(ctx.io, c.live.state),
+      date(c.live.since),
+      c.live.submitsPerSecond,
+      c.live.submitted,
+      c.live.receipts,
+      c.live.lastError ?? '',
+    ]),
   );
 }
 
@@ -104,4 +142,25 @@ export async function routeTest(ctx: Context, number: string, o: { type?: string
   const res = await ctx.client.post('/admin/v1/routes/test', { to: number, ...(o.type && { type: o.type.toUpperCase() }) }, admin);
   if (o.json) return json(ctx.io, res);
   line(ctx.io, JSON.stringify(res, null, 2));
+}
+
+/** Erases a number's data in an organisation (POST /admin/v1/organisations/{id}/erasures) and prints the report. */
+export async function eraseNumber(ctx: Context, organisationId: string, msisdn: string, o: { dropOptOut?: boolean; json?: boolean }): Promise<void> {
+  const r = await ctx.client.post(
+    `/admin/v1/organisations/${encodeURIComponent(organisationId)}/erasures`,
+    { msisdn, ...(o.dropOptOut && { keepOptOut: false }) },
+    admin,
+  );
+  if (o.json) return json(ctx.io, r);
+  line(ctx.io, `${r.msisdn} erased in ${r.organisationId}; kept rows name it ${r.replacedBy}; its opt-out: ${r.optOut}.`);
+  table(
+    ctx.io,
+    ['table', 'rows'],
+    Object.entries(r.rows as Record<string, number>).map(([k, n]) => [k, String(n)]),
+  );
+}
+
+/** Writes what an organisation keeps about a number, as JSON (GET /admin/v1/organisations/{id}/numbers/{msisdn}/export). */
+export async function exportNumber(ctx: Context, organisationId: string, msisdn: string): Promise<void> {
+  json(ctx.io, await ctx.client.get(`/admin/v1/organisations/${encodeURIComponent(organisationId)}/numbers/${encodeURIComponent(msisdn)}/export`, admin));
 }

@@ -6,7 +6,8 @@ import { line } from '../output.ts';
 
 /**
  * `tern login`: checks a key against Tern and keeps it with the URL in the profile file (readable by its owner only).
- * The key comes from --api-key / --admin-key or, so that it stays out of the shell's history, from standard input.
+ * The key comes from --api-key / --admin-key or, so that it stays out of the shell's history, from standard input:
+ * typed at the terminal without echo and ended by Enter, or the first line of what is piped in.
  */
 export async function login(ctx: Context, o: { url?: string; apiKey?: string; admin?: boolean; adminKey?: string }): Promise<void> {
   const io = ctx.io;
@@ -15,8 +16,10 @@ export async function login(ctx: Context, o: { url?: string; apiKey?: string; ad
   const admin = o.admin === true || o.adminKey !== undefined;
   let key = admin ? o.adminKey : o.apiKey;
   if (key === undefined) {
-    if (io.stdout.isTTY) io.stderr.write(`${admin ? 'Operator key' : 'API key'} (then Enter, Ctrl-D): `);
-    key = (await io.readStdin()).trim();
+    // At a terminal the key is typed (or pasted) unseen and ends at Enter; piped, it is the first line.
+    key = io.readSecret
+      ? (await io.readSecret(`${admin ? 'Operator key' : 'API key'} (hidden, then Enter): `)).trim()
+      : ((await io.readStdin()).split(/\r?\n/).find((l) => l.trim() !== '') ?? '').trim();
   }
   if (!key) throw new CliError('no key given: --api-key KEY, --admin-key KEY, or the key on standard input', EXIT.USAGE);
   const client = new Client({ url, apiKey: key, adminKey: key });

@@ -3,22 +3,31 @@ import net from 'node:net';
 import { CliError, colours, EXIT, type Io } from '../io.ts';
 import { json, line } from '../output.ts';
 
-function redact(url: string): string {
+/** The database URL without its password (user names and hosts are kept). */
+export function redact(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//…@');
 }
 
-/** `tern migrate`: brings the database of TERN_DATABASE_URL up to date, saying which migrations it applied. */
-export async function migrate(io: Io, o: { json?: boolean }): Promise<void> {
-  const { ConfigError, loadConfig } = await import('../../config.ts');
-  const { openStore } = await import('../../store/db.ts');
-  const { migrationStatus } = await import('../../store/migration-status.ts');
-  let config;
+/** The configuration of TERN_* variables, or a usage error naming the bad setting. */
+export async function configFor(io: Io) {
+  const { ConfigError, loadConfig } = await import('../../config/index.ts');
   try {
-    config = loadConfig(io.env);
+    return loadConfig(io.env);
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, EXIT.USAGE);
     throw err;
   }
+}
+
+/**
+ * `tern migrate`: brings the database of TERN_DATABASE_URL up to date, saying which migrations it applied; with
+ * `--status`, only says which are applied and which pending (exit 9 when some are).
+ */
+export async function migrate(io: Io, o: { json?: boolean; status?: boolean }): Promise<void> {
+  const config = await configFor(io);
+  if (o.status) return migrateStatus(io, config.databaseUrl, o);
+  const { openStore } = await import('../../store/db.ts');
+  const { migrationStatus } = await import('../../store/migration-status.ts');
   const before = await openStore(config.databaseUrl, 'tern-migrate', { migrate: false });
   const pending = (await migrationStatus(before)).pending;
   await before.close();
@@ -26,8 +35,51 @@ export async function migrate(io: Io, o: { json?: boolean }): Promise<void> {
   const after = await migrationStatus(store);
   await store.close();
   if (o.json) return json(io, { database: redact(config.databaseUrl), applied: pending, total: after.applied.length });
-  line(io, pending.length ? `Applied ${pending.length} migration(s) to ${redact(config.databaseUrl)}: ${pending.join(', ')}` : `${redact(config.databaseUrl)} is up to date.`);
-  line(io, `${after.applied.length} migrations, the newest ${after.applied[after.applied.length - 1] ?? 'none'}.`);
+  line(
+    io,
+    pending.length
+      ? `Applied ${pending.length} migration(s) to ${redact(config.databaseUrl)}: ${pending.join(', ')}`
+      : `${redact(config.databaseUrl)} is up to date.`,
+  );
+  line(io, `${after.applied.length} migrations, the newest ${after.applied.at(-1)?.name ?? 'none'}.`);
+}
+
+/** `tern migrate --status`: the applied and pending migrations; nothing is applied, nor created. */
+async function migrateStatus(io: Io, databaseUrl: string, o: { json?: boolean }): Promise<void> {
+  const { VERSION } = await import('../../version.ts');
+  const { migrations } = await import('../../store/migrations/index.ts');
+  const { migrationStatus } = await import('../../store/migration-status.ts');
+  let state: { applied: Array<{ name: string; appliedAt: string }>; pending: string[]; unknown: string[] };
+  const sqlitePath = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : null;
+  if (sqlitePath !== null && sqlitePath !== ':memory:' && !existsSync(sqlitePath)) {
+    // Opening it would create it.
+    state = { applied: [], pending: Object.keys(migrations), unknown: [] };
+  } else {
+    const { openStore } = await import('../../store/db.ts');
+    const store = await openStore(databaseUrl, 'tern-migrate', { migrate: false });
+    try {
+      state = await migrationStatus(store);
+    } finally {
+      await store.close();
+    }
+  }
+  const database = redact(databaseUrl);
+  if (o.json) {
+    json(io, { version: VERSION, database, upToDate: state.pending.length === 0, applied: state.applied, pending: state.pending, unknown: state.unknown });
+  } else {
+    const c = colours(io);
+    const width = Math.max(0, ...state.applied.map((m) => m.name.length), ...state.pending.map((m) => m.length));
+    line(io, `Tern ${VERSION}, database ${database}`);
+    line(io, `Applied: ${state.applied.length}`);
+    for (const m of state.applied) line(io, `  ${m.name.padEnd(width)}  ${c.dim(m.appliedAt)}${state.unknown.includes(m.name) ? '  (by a newer Tern)' : ''}`);
+    line(io, `Pending: ${state.pending.length}`);
+    for (const m of state.pending) line(io, `  ${m}`);
+    if (state.unknown.length > 0) {
+      line(io, `${state.unknown.length} migration(s) were applied by a newer Tern; this version runs on them unless one of them broke compatibility.`);
+    }
+    line(io, state.pending.length ? `${state.pending.length} migration(s) to apply: tern migrate (tern serve applies them too, at start).` : 'Up to date.');
+  }
+  if (state.pending.length > 0) throw new CliError(`${state.pending.length} migration(s) pending`, EXIT.PENDING);
 }
 
 interface Check {
@@ -61,12 +113,17 @@ async function tern(host: string, port: number): Promise<boolean> {
  * the ports, text-to-speech (espeak-ng), the console's build — and says what to fix. Exits 1 when something must be fixed.
  */
 export async function doctor(io: Io, o: { json?: boolean }): Promise<void> {
-  const checks: Check[] = [];
-  const { ConfigError, loadConfig } = await import('../../config.ts');
+  const { VERSION } = await import('../../version.ts');
+  const checks: Check[] = [{ name: 'Tern', ok: true, detail: `version ${VERSION}` }];
+  const { ConfigError, loadConfig } = await import('../../config/index.ts');
   let config;
   try {
     config = loadConfig(io.env);
-    checks.push({ name: 'configuration', ok: true, detail: io.env.TERN_CONFIG ? `TERN_* variables and ${io.env.TERN_CONFIG}` : 'TERN_* variables (defaults elsewhere)' });
+    checks.push({
+      name: 'configuration',
+      ok: true,
+      detail: io.env.TERN_CONFIG ? `TERN_* variables and ${io.env.TERN_CONFIG}` : 'TERN_* variables (defaults elsewhere)',
+    });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     checks.push({ name: 'configuration', ok: false, detail: err.message, fix: 'correct the setting it names (README, "Configuration")' });
@@ -102,7 +159,13 @@ export async function doctor(io: Io, o: { json?: boolean }): Promise<void> {
       } finally {
         await client.end().catch(() => undefined);
       }
-      if (!config.secretKey) checks.push({ name: 'secret key', ok: false, detail: 'TERN_SECRET_KEY is not set', fix: 'set TERN_SECRET_KEY (32 characters or more, the same on every node): openssl rand -base64 32' });
+      if (!config.secretKey)
+        checks.push({
+          name: 'secret key',
+          ok: false,
+          detail: 'TERN_SECRET_KEY is not set',
+          fix: 'set TERN_SECRET_KEY (32 characters or more, the same on every node): openssl rand -base64 32',
+        });
     } else {
       checks.push({ name: 'PostgreSQL', ok: true, warn: false, detail: 'not used (SQLite)' });
     }
@@ -117,18 +180,38 @@ export async function doctor(io: Io, o: { json?: boolean }): Promise<void> {
           const store = await openStore(config.databaseUrl, 'tern-doctor', { migrate: false });
           try {
             await store.ping();
-            const { applied, pending } = await migrationStatus(store);
+            const { applied, pending, unknown } = await migrationStatus(store);
+            const level = `${applied.length} migrations applied, the newest ${applied.at(-1)?.name ?? 'none'}`;
             checks.push(
               pending.length
-                ? { name: 'database', ok: true, warn: true, detail: `${redact(config.databaseUrl)}: ${pending.length} migration(s) to apply`, fix: 'tern migrate (tern serve applies them too)' }
-                : { name: 'database', ok: true, detail: `${redact(config.databaseUrl)}: up to date (${applied.length} migrations)` },
+                ? {
+                    name: 'database',
+                    ok: true,
+                    warn: true,
+                    detail: `${redact(config.databaseUrl)}: ${level}; ${pending.length} pending`,
+                    fix: 'tern migrate (tern serve applies them too)',
+                  }
+                : unknown.length
+                  ? {
+                      name: 'database',
+                      ok: true,
+                      warn: true,
+                      detail: `${redact(config.databaseUrl)}: ${level}, ${unknown.length} of them by a newer Tern`,
+                      fix: 'upgrade this installation to the version the other nodes run',
+                    }
+                  : { name: 'database', ok: true, detail: `${redact(config.databaseUrl)}: up to date (${level}, 0 pending)` },
             );
           } finally {
             await store.close();
           }
         }
       } catch (err) {
-        checks.push({ name: 'database', ok: false, detail: `${redact(config.databaseUrl)}: ${(err as Error).message}`, fix: 'check that the path or database exists and is writable' });
+        checks.push({
+          name: 'database',
+          ok: false,
+          detail: `${redact(config.databaseUrl)}: ${(err as Error).message}`,
+          fix: 'check that the path or database exists and is writable',
+        });
       }
     }
 
@@ -142,8 +225,21 @@ export async function doctor(io: Io, o: { json?: boolean }): Promise<void> {
       if (port === null || port === 0) continue;
       const problem = await portFree(host, port);
       if (problem === null) checks.push({ name, ok: true, detail: `${host}:${port} is free` });
-      else if (name === 'HTTP port' && (await tern(host, port))) checks.push({ name, ok: true, warn: true, detail: `${host}:${port}: a Tern already answers there`, fix: 'stop it first, or choose another TERN_HTTP_PORT' });
-      else checks.push({ name, ok: false, detail: `${host}:${port}: ${problem}`, fix: problem === 'EADDRINUSE' ? `another program listens there: stop it or choose another port` : 'choose another address or port' });
+      else if (name === 'HTTP port' && (await tern(host, port)))
+        checks.push({
+          name,
+          ok: true,
+          warn: true,
+          detail: `${host}:${port}: a Tern already answers there`,
+          fix: 'stop it first, or choose another TERN_HTTP_PORT',
+        });
+      else
+        checks.push({
+          name,
+          ok: false,
+          detail: `${host}:${port}: ${problem}`,
+          fix: problem === 'EADDRINUSE' ? `another program listens there: stop it or choose another port` : 'choose another address or port',
+        });
     }
   }
 
@@ -158,7 +254,13 @@ export async function doctor(io: Io, o: { json?: boolean }): Promise<void> {
       checks.push(
         a.ok
           ? { name: 'text-to-speech', ok: true, detail: `${config.tts.engine}: speaks every voice language (${a.version})` }
-          : { name: 'text-to-speech', ok: true, warn: true, detail: `${config.tts.engine}: ${a.reason}; voice messages would answer 503 (SMS and RCS work)`, fix },
+          : {
+              name: 'text-to-speech',
+              ok: true,
+              warn: true,
+              detail: `${config.tts.engine}: ${a.reason}; voice messages would answer 503 (SMS and RCS work)`,
+              fix,
+            },
       );
     } catch (err) {
       checks.push({ name: 'text-to-speech', ok: true, warn: true, detail: (err as Error).message, fix: 'TERN_TTS_ENGINE=wasm (built in)' });

@@ -6,10 +6,11 @@ import type { Io } from '../io.ts';
  * so that the other commands start fast.
  */
 export async function serve(io: Io, opts: { demo?: boolean }): Promise<void> {
-  const { createApp } = await import('../../app.ts');
-  const { ConfigError, loadConfig } = await import('../../config.ts');
+  const { createApp } = await import('../../app/index.ts');
+  const { ConfigError, loadConfig } = await import('../../config/index.ts');
   const { createOutput } = await import('../../log-format.ts');
   const { startupAnnouncements } = await import('../../startup-report.ts');
+  const { dataDirectory } = await import('../../data-directory.ts');
   const demo = opts.demo === true;
   const env = { ...io.env };
   if (demo && env.TERN_WEBHOOK_ALLOW_PRIVATE === undefined) env.TERN_WEBHOOK_ALLOW_PRIVATE = 'true';
@@ -18,6 +19,13 @@ export async function serve(io: Io, opts: { demo?: boolean }): Promise<void> {
     // The heap's growth between full collections decides a busy node's memory more than its live data does.
     if (config.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowthPercent}`);
     const output = createOutput(config);
+    const { isStorageError } = await import('../../core/errors.ts');
+    // A failure of the database that reached no handler (a background task's) never ends the node: the store has
+    // logged it (once for a flood) and retries. Anything else keeps Node's behaviour: it ends the process.
+    process.on('unhandledRejection', (reason) => {
+      if (isStorageError(reason)) return;
+      throw reason;
+    });
     const app = await createApp(config, { demo, logger: output.logger });
     const log = app.logger;
     if (demo && config.webhookAllowPrivate) {
@@ -31,7 +39,7 @@ export async function serve(io: Io, opts: { demo?: boolean }): Promise<void> {
       `Tern listening on ${base}${https} (console: ${base}/console/, API docs: ${base}/docs)`,
     );
     const facts = { base, adminKey: app.adminKey, adminKeyConfigured: config.adminKey !== null, demo: app.demo };
-    for (const a of startupAnnouncements(facts)) output.announce(a.msg, a.fields, a.lines);
+    output.announce(startupAnnouncements(facts), dataDirectory(config.databaseUrl));
 
     let stopping = false;
     const shutdown = async (signal: string) => {
@@ -54,7 +62,10 @@ export async function serve(io: Io, opts: { demo?: boolean }): Promise<void> {
       io.stderr.write(`tern: ${err.message}\n`);
       process.exit(78);
     }
-    io.stderr.write(`tern: failed to start: ${(err as Error).stack ?? String(err)}\n`);
+    // The database out of reach or its disk full: one line that says why (its driver's stack says nothing more).
+    const { isStorageError } = await import('../../core/errors.ts');
+    if (isStorageError(err)) io.stderr.write(`tern: failed to start: ${(err as Error).message}\n`);
+    else io.stderr.write(`tern: failed to start: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
   }
 }

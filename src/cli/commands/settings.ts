@@ -8,13 +8,17 @@ async function channelOf(ctx: Context, option: string | undefined): Promise<stri
   return (await ctx.client.get('/commons/v1/channels')).items[0].channelId;
 }
 
-const ROLES = ['ADMIN', 'MANAGER', 'USER', 'MESSAGE'];
+const ROLES = ['OWNER', 'ADMIN', 'MANAGER', 'USER', 'MESSAGE', 'DEVELOPER', 'SENDER', 'BILLING', 'VIEWER'];
 
 export async function keysList(ctx: Context, o: { channel?: string; json?: boolean }): Promise<void> {
   const channelId = await channelOf(ctx, o.channel);
   const res = await ctx.client.get(`/commons/v1/channels/${channelId}/credentials`);
   if (o.json) return json(ctx.io, res.items);
-  table(ctx.io, ['id', 'name', 'key', 'roles', 'state', 'created'], res.items.map((c: any) => [c.credentialId, c.name, `${c.keyPrefix}…`, c.roles.join(','), status(ctx.io, c.state), date(c.creationDate)]));
+  table(
+    ctx.io,
+    ['id', 'name', 'key', 'roles', 'state', 'created'],
+    res.items.map((c: any) => [c.credentialId, c.name, `${c.keyPrefix}…`, c.roles.join(','), status(ctx.io, c.state), date(c.creationDate)]),
+  );
 }
 
 export async function keysCreate(ctx: Context, name: string, o: { channel?: string; role?: string[]; json?: boolean }): Promise<void> {
@@ -46,7 +50,15 @@ export async function deliveries(ctx: Context, o: { status?: string; message?: s
   table(
     ctx.io,
     ['id', 'created', 'state', 'attempts', 'last answer', 'url', 'message'],
-    res.items.map((d: any) => [d.deliveryId, date(d.creationDate), status(ctx.io, d.status), d.attemptCount, d.lastHttpStatus ?? d.lastError ?? '', d.url, d.messageId]),
+    res.items.map((d: any) => [
+      d.deliveryId,
+      date(d.creationDate),
+      status(ctx.io, d.status),
+      d.attemptCount,
+      d.lastHttpStatus ?? d.lastError ?? '',
+      d.url,
+      d.messageId,
+    ]),
   );
 }
 
@@ -102,7 +114,10 @@ export async function smppCreate(
     ...(window !== undefined && { window }),
   });
   if (o.json) return json(ctx.io, c);
-  line(ctx.io, `SMPP credential ${c.smppCredentialId}: system_id ${c.systemId}, ${c.maxBinds} binds${c.tps ? `, ${c.tps} submits/s` : ''}${c.window ? `, window ${c.window}` : ''}.`);
+  line(
+    ctx.io,
+    `SMPP credential ${c.smppCredentialId}: system_id ${c.systemId}, ${c.maxBinds} binds${c.tps ? `, ${c.tps} submits/s` : ''}${c.window ? `, window ${c.window}` : ''}.`,
+  );
 }
 
 export async function smppDelete(ctx: Context, id: string, o: { channel?: string; json?: boolean }): Promise<void> {
@@ -117,5 +132,9 @@ export async function smppSessions(ctx: Context, o: { channel?: string; json?: b
   const res = await ctx.client.get(`/commons/v1/channels/${channelId}/smpp-sessions`);
   if (o.json) return json(ctx.io, res.items);
   if (res.items.length === 0) return line(ctx.io, 'No SMPP session bound (on the node that answered).');
-  table(ctx.io, ['system_id', 'bind', 'from', 'tls', 'since'], res.items.map((s: any) => [s.systemId, s.bindMode, s.remoteAddress, s.tls ? 'yes' : 'no', date(s.bindDate)]));
+  table(
+    ctx.io,
+    ['system_id', 'bind', 'from', 'tls', 'since'],
+    res.items.map((s: any) => [s.systemId, s.bindMode, s.remoteAddress, s.tls ? 'yes' : 'no', date(s.bindDate)]),
+  );
 }

@@ -13,17 +13,11 @@ import type {
   SubmitResult,
 } from '../../core/ports.ts';
 import { fenced } from '../../core/ports.ts';
-import { uuidv7 } from '../../core/domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import type { NumberLookup } from '../../core/lookup/enrich.ts';
 import type { LiveStatus } from '../../core/lookup/number-status.ts';
 import { SimulatorHlr } from './hlr.ts';
-import {
-  DEFAULT_READ_DELAY_MS,
-  SIMULATED_RCS_FEATURES,
-  simulatedNeverReads,
-  simulatedRcsCapable,
-  simulatedRcsOffline,
-} from './rcs.ts';
+import { DEFAULT_READ_DELAY_MS, SIMULATED_RCS_FEATURES, simulatedNeverReads, simulatedRcsCapable, simulatedRcsOffline } from './rcs.ts';
 import { handsetInbox, handsetRecord, heardText } from './handsets.ts';
 import { simulatedOutcome } from './sms.ts';
 import { CALL_REPORTS, simulatedCallOutcome } from './voice.ts';
@@ -37,6 +31,11 @@ export interface SimulatorSettings {
   readDelayMs: number;
   /** Submits a second the network takes, across the cluster; 0: no limit. */
   tps: number;
+  /**
+   * Of the SMS it would deliver, the share (percent) it reports UNDELIVERED / OPERATOR_ERROR instead: a network in
+   * trouble. Which ones is decided by the message's id, the same on every try.
+   */
+  failedDeliveryPercent: number;
 }
 
 /** What the simulated network remembers of one placement of a message. */
@@ -133,7 +132,7 @@ export class Simulator implements Connector {
       const receipt = fate.receipt;
       puts.push({
         key,
-        data: { ...base, accepted: true, next: receipt ? 'RECEIPT' : null, ...(receipt ?? {}) },
+        data: { ...base, accepted: true, next: receipt ? 'RECEIPT' : null, ...receipt },
         dueAt: receipt ? now + this.settings.receiptLatencyMs : null,
         lane: m.lane,
       });
@@ -158,17 +157,18 @@ export class Simulator implements Connector {
   private fate(
     m: OutboundMessage,
     triedBefore: boolean,
-  ):
-    | { kind: 'refused'; temporary: boolean; code: string; reason: string }
-    | { kind: 'taken'; receipt: { status: ReceiptStatus; detail?: string } | null } {
+  ): { kind: 'refused'; temporary: boolean; code: string; reason: string } | { kind: 'taken'; receipt: { status: ReceiptStatus; detail?: string } | null } {
     if (m.type === 'VOICE') return { kind: 'taken', receipt: CALL_REPORTS[simulatedCallOutcome(m.recipient)] };
     const outcome = simulatedOutcome(m.recipient);
     if (outcome === 'REJECTED') return { kind: 'refused', temporary: false, code: 'REJECTED', reason: 'destination rejected by the operator' };
     if (outcome === 'TEMPORARY_THEN_DELIVERED' && !triedBefore) {
       return { kind: 'refused', temporary: true, code: 'THROTTLED', reason: 'operator temporarily unavailable' };
     }
-    let receipt: { status: ReceiptStatus } | null =
+    let receipt: { status: ReceiptStatus; detail?: string } | null =
       outcome === 'UNDELIVERED' ? { status: 'UNDELIVERED' } : outcome === 'NO_RECEIPT' ? null : { status: 'DELIVERED' };
+    if (receipt?.status === 'DELIVERED' && m.type === 'SMS' && failsDelivery(m.id, this.settings.failedDeliveryPercent)) {
+      receipt = { status: 'UNDELIVERED', detail: 'OPERATOR_ERROR' };
+    }
     if (m.type === 'RCS') {
       if (!simulatedRcsCapable(m.recipient)) receipt = { status: 'UNDELIVERABLE' };
       else if (simulatedRcsOffline(m.recipient)) receipt = null;
@@ -234,7 +234,10 @@ export class Simulator implements Connector {
     const limit = req.query.limit === undefined ? 20 : Number(req.query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) return { status: 400, body: { error: 'limit: 1 to 100' } };
     const items = await handsetInbox(this.context().records, msisdn, limit);
-    return { status: 200, body: { items: items.map((m) => ({ text: m.text, type: m.type, messageId: m.messageId, receivedAt: new Date(m.receivedAt).toISOString() })) } };
+    return {
+      status: 200,
+      body: { items: items.map((m) => ({ text: m.text, type: m.type, messageId: m.messageId, receivedAt: new Date(m.receivedAt).toISOString() })) },
+    };
   }
 
   /**
@@ -264,7 +267,10 @@ export class Simulator implements Connector {
 }
 
 /** The simulator's settings from its definition, over the server's defaults (the TERN_SIMULATOR_* settings). */
-export function simulatorSettings(settings: Record<string, unknown>, defaults: Pick<SimulatorSettings, 'submitLatencyMs' | 'receiptLatencyMs'>): SimulatorSettings {
+export function simulatorSettings(
+  settings: Record<string, unknown>,
+  defaults: Pick<SimulatorSettings, 'submitLatencyMs' | 'receiptLatencyMs'>,
+): SimulatorSettings {
   const ms = (key: string, fallback: number) => {
     const v = settings[key];
     return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : fallback;
@@ -274,5 +280,15 @@ export function simulatorSettings(settings: Record<string, unknown>, defaults: P
     receiptLatencyMs: ms('receiptLatencyMs', defaults.receiptLatencyMs),
     readDelayMs: ms('readDelayMs', DEFAULT_READ_DELAY_MS),
     tps: ms('tps', 0),
+    failedDeliveryPercent: Math.min(100, ms('failedDeliveryPercent', 0)),
   };
+}
+
+/** Whether the message of this id is among the `percent` whose delivery fails (its id's hash decides, every time). */
+function failsDelivery(id: string, percent: number): boolean {
+  if (percent <= 0) return false;
+  if (percent >= 100) return true;
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
+  return h % 100 < percent;
 }

@@ -7,7 +7,7 @@
 // The endings stay clear of the SMS outcome numbers (…0001–…0004) and the RCS non-capable ones (…9).
 import { Cache } from '../../core/cache.ts';
 import { carrierPrefixTable } from '../../core/lookup/carrier-prefixes.ts';
-import { lookupNumber, type NumberLookup } from '../../core/lookup/enrich.ts';
+import { lookupNumber, networkMccMnc, type NumberLookup } from '../../core/lookup/enrich.ts';
 import { type LiveStatus, UNKNOWN_LIVE_STATUS } from '../../core/lookup/number-status.ts';
 
 export const UNREACHABLE_ENDING = '555';
@@ -28,13 +28,17 @@ export class SimulatorHlr {
 
   async liveStatus(number: NumberLookup): Promise<LiveStatus> {
     if (!number.valid || (number.type !== 'MOBILE' && number.type !== 'PAGER')) return UNKNOWN_LIVE_STATUS;
-    const { msisdn, network } = number;
-    if (msisdn.endsWith(UNREACHABLE_ENDING)) return { reachable: false, ported: false, currentNetwork: network };
+    const { msisdn, network, mccMnc } = number;
+    const original = network === null ? null : { mccMnc, name: network };
+    const answer = { valid: true, roaming: false, originalNetwork: original };
+    if (msisdn.endsWith(UNREACHABLE_ENDING)) return { ...answer, reachable: false, ported: false, currentNetwork: original };
     if (msisdn.endsWith(PORTED_ENDING)) {
       const other = await this.otherNetwork(number);
-      if (other !== null) return { reachable: true, ported: true, currentNetwork: other };
+      if (other !== null && number.isoCountryCode !== null) {
+        return { ...answer, reachable: true, ported: true, currentNetwork: { mccMnc: await networkMccMnc(number.isoCountryCode, other), name: other } };
+      }
     }
-    return { reachable: true, ported: false, currentNetwork: network };
+    return { ...answer, reachable: true, ported: false, currentNetwork: original };
   }
 
   /** Another operator of the number's country: the one with the most ranges in Google's data, checked by lookup. */

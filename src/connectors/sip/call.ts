@@ -88,7 +88,12 @@ export class OutgoingCall {
       if (this.provisional || this.ended) return;
       // The trunk said nothing: the call goes elsewhere, and this one is dropped if it ever comes to life.
       this.abandoned = true;
-      this.place({ placed: false, temporary: true, code: 'TRUNK_TIMEOUT', reason: `the trunk did not answer the INVITE within ${this.spec.trunkTimeoutMs} ms` });
+      this.place({
+        placed: false,
+        temporary: true,
+        code: 'TRUNK_TIMEOUT',
+        reason: `the trunk did not answer the INVITE within ${this.spec.trunkTimeoutMs} ms`,
+      });
       this.finish(null);
     }, this.spec.trunkTimeoutMs);
     this.sendInvite(null);
@@ -148,9 +153,11 @@ export class OutgoingCall {
       return this.refuse({ placed: false, temporary: true, code: 'AUTH_REFUSED', reason: `the trunk refused the credentials (${status} ${reason})` });
     }
     // The cancel after the ring timeout comes back as 487: no answer.
-    const meaning = this.ringTimer === null && this.provisional && status === 487 ? ({ kind: 'no-answer', status } as CallOutcome) : finalAnswer(status, reason);
+    const meaning =
+      this.ringTimer === null && this.provisional && status === 487 ? ({ kind: 'no-answer', status } as CallOutcome) : finalAnswer(status, reason);
     if ('temporary' in meaning) {
-      if (!this.provisional) return this.refuse({ placed: false, temporary: true, code: 'TRUNK_UNAVAILABLE', reason: `the trunk answered ${status} ${reason}` });
+      if (!this.provisional)
+        return this.refuse({ placed: false, temporary: true, code: 'TRUNK_UNAVAILABLE', reason: `the trunk answered ${status} ${reason}` });
       // Taken, then given up by the network: the call is placed again later, as for no answer.
       return this.finish({ kind: 'no-answer', status });
     }

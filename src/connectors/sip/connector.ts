@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SipMessage } from 'sip';
 import digest from 'sip/digest.js';
-import { readPcm16Mono, resamplePcm16 } from '../../core/domain/wav.ts';
+import { readPcm16Mono, resamplePcm16 } from '../../speech/wav.ts';
 import type {
   CarrierEvent,
   Connector,
@@ -16,7 +16,7 @@ import type {
 import { fenced } from '../../core/ports.ts';
 import type { VoiceAudioSource } from '../kind.ts';
 import { type CallOutcome, OutgoingCall } from './call.ts';
-import { encodeG711, type G711Codec, silenceByte } from './g711.ts';
+import { encodeG711, type G711Codec } from './g711.ts';
 import type { SipSettings } from './settings.ts';
 import { addressBesides, localAddressFor, SipEndpoint } from './stack.ts';
 
@@ -245,7 +245,8 @@ export class SipConnector implements Connector {
         const before = seen.get(keyOf(m))?.data as CallRecord | undefined;
         // The same placement submitted again (a dispatcher that crashed before recording it): not called twice.
         if (before) return { ok: true, upstreamId: before.callId };
-        if (m.type !== 'VOICE') return { ok: false, temporary: false, code: 'NOT_VOICE', reason: `a SIP connector places calls; a ${m.type} message cannot go through it` };
+        if (m.type !== 'VOICE')
+          return { ok: false, temporary: false, code: 'NOT_VOICE', reason: `a SIP connector places calls; a ${m.type} message cannot go through it` };
         if (this.calls.size + this.starting >= this.settings.maxCalls) {
           return { ok: false, temporary: true, code: 'MAX_CALLS', reason: `${this.settings.maxCalls} calls already under way`, retryAt: Date.now() + 1_000 };
         }
@@ -314,7 +315,9 @@ export class SipConnector implements Connector {
     });
     this.calls.set(key, call);
     started();
-    const placement = await call.start().catch((err: Error) => ({ placed: false as const, temporary: true as const, code: 'TRUNK_UNAVAILABLE' as const, reason: err.message }));
+    const placement = await call
+      .start()
+      .catch((err: Error) => ({ placed: false as const, temporary: true as const, code: 'TRUNK_UNAVAILABLE' as const, reason: err.message }));
     if (!placement.placed && placement.temporary) {
       this.calls.delete(key);
       if (placement.code === 'AUTH_REFUSED') ctx.health('DOWN', placement.reason);

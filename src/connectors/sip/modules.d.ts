@@ -76,7 +76,12 @@ declare module 'sip/digest.js' {
     realm?: string;
     [key: string]: unknown;
   }
-  export function signRequest(session: DigestSession | null, request: SipMessage, response?: SipMessage, credentials?: { user: string; password: string }): DigestSession | null;
+  export function signRequest(
+    session: DigestSession | null,
+    request: SipMessage,
+    response?: SipMessage,
+    credentials?: { user: string; password: string },
+  ): DigestSession | null;
   export function challenge(session: DigestSession, response: SipMessage): SipMessage;
   export function authenticateRequest(session: DigestSession, request: SipMessage, credentials?: { user: string; password: string; realm?: string }): boolean;
   const digest: { signRequest: typeof signRequest; challenge: typeof challenge; authenticateRequest: typeof authenticateRequest };

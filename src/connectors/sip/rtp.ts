@@ -18,7 +18,15 @@ export function rtpPacket(h: { payloadType: number; sequence: number; timestamp:
 }
 
 /** Reads an RTP packet's header (for checks and tests). */
-export function parseRtp(packet: Buffer): { version: number; marker: boolean; payloadType: number; sequence: number; timestamp: number; ssrc: number; payload: Buffer } {
+export function parseRtp(packet: Buffer): {
+  version: number;
+  marker: boolean;
+  payloadType: number;
+  sequence: number;
+  timestamp: number;
+  ssrc: number;
+  payload: Buffer;
+} {
   if (packet.length < 12) throw new Error('an RTP packet is at least 12 bytes');
   return {
     version: packet[0]! >> 6,
@@ -88,8 +96,13 @@ export class RtpSender {
         const due = Math.min(packets, Math.floor((performance.now() - started) / PACKET_MS) + 1);
         while (next < due) {
           const chunk = audio.subarray(next * SAMPLES_PER_PACKET, (next + 1) * SAMPLES_PER_PACKET);
-          const payload = chunk.length === SAMPLES_PER_PACKET ? chunk : Buffer.concat([chunk, Buffer.alloc(SAMPLES_PER_PACKET - chunk.length, chunk[chunk.length - 1] ?? 0)]);
-          this.socket.send(rtpPacket({ payloadType, sequence: this.sequence, timestamp: this.timestamp, ssrc: this.ssrc, marker: next === 0 }, payload), to.port, to.address);
+          const payload =
+            chunk.length === SAMPLES_PER_PACKET ? chunk : Buffer.concat([chunk, Buffer.alloc(SAMPLES_PER_PACKET - chunk.length, chunk[chunk.length - 1] ?? 0)]);
+          this.socket.send(
+            rtpPacket({ payloadType, sequence: this.sequence, timestamp: this.timestamp, ssrc: this.ssrc, marker: next === 0 }, payload),
+            to.port,
+            to.address,
+          );
           this.sequence = (this.sequence + 1) & 0xffff;
           this.timestamp = (this.timestamp + SAMPLES_PER_PACKET) >>> 0;
           this.sent++;

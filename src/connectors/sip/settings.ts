@@ -67,7 +67,13 @@ function optionalBool(settings: Record<string, unknown>, field: string, fallback
   return v;
 }
 
-function optionalString(settings: Record<string, unknown>, field: string, check: RegExp, what: string, invalid: (field: string, reason: string) => never): string | null {
+function optionalString(
+  settings: Record<string, unknown>,
+  field: string,
+  check: RegExp,
+  what: string,
+  invalid: (field: string, reason: string) => never,
+): string | null {
   const v = settings[field];
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string' || !check.test(v)) invalid(field, what);
@@ -78,19 +84,15 @@ function optionalString(settings: Record<string, unknown>, field: string, check:
 export function parseSipSettings(settings: Record<string, unknown>, hasPassword: boolean, invalid: (field: string, reason: string) => never): SipSettings {
   for (const field of Object.keys(settings)) if (!FIELDS.includes(field)) invalid(field, 'is not a setting of a SIP connector');
   const host = settings.host;
-  if (typeof host !== 'string' || !(HOST.test(host) || isIP(host) === 4)) invalid('host', 'is required: the trunk or registrar, a host name or an IPv4 address');
+  if (typeof host !== 'string' || !(HOST.test(host) || isIP(host) === 4))
+    invalid('host', 'is required: the trunk or registrar, a host name or an IPv4 address');
   const transport = settings.transport ?? 'UDP';
   if (transport !== 'UDP' && transport !== 'TCP') invalid('transport', 'UDP or TCP');
   const codecs = settings.codecs ?? ['PCMA', 'PCMU'];
-  if (
-    !Array.isArray(codecs) ||
-    codecs.length === 0 ||
-    codecs.some((c) => c !== 'PCMA' && c !== 'PCMU') ||
-    new Set(codecs).size !== codecs.length
-  ) {
+  if (!Array.isArray(codecs) || codecs.length === 0 || codecs.some((c) => c !== 'PCMA' && c !== 'PCMU') || new Set(codecs).size !== codecs.length) {
     invalid('codecs', 'a list of PCMA and PCMU (G.711), in order of preference');
   }
-  const username = optionalString(settings, 'username', SIP_USER, 'a SIP user name (letters, digits and - _ . ! ~ * \' ( ) & = + $ , ; ? /)', invalid);
+  const username = optionalString(settings, 'username', SIP_USER, "a SIP user name (letters, digits and - _ . ! ~ * ' ( ) & = + $ , ; ? /)", invalid);
   if (username !== null && !hasPassword) invalid('password', 'is required with a username');
   if (username === null && hasPassword) invalid('username', 'is required with a password');
   const register = optionalBool(settings, 'register', false, invalid);

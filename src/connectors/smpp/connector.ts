@@ -1,14 +1,6 @@
 import { isIP } from 'node:net';
-import { decodeSmppText } from '../../core/domain/text.ts';
-import type {
-  Connector,
-  ConnectorContext,
-  ConnectorRecord,
-  ConnectorStats,
-  OutboundMessage,
-  SubmitFence,
-  SubmitResult,
-} from '../../core/ports.ts';
+import { decodeSmppText } from '../../domain/text.ts';
+import type { Connector, ConnectorContext, ConnectorRecord, ConnectorStats, OutboundMessage, SubmitFence, SubmitResult } from '../../core/ports.ts';
 import { fenced } from '../../core/ports.ts';
 import { smppAddressOf } from '../../protocols/smpp/address.ts';
 import { type SubmitStatusMeaning, submitStatusMeaning } from '../../protocols/smpp/command-status.ts';
@@ -31,6 +23,8 @@ const SLOT_REFRESH_MS = 5_000;
 const RECEIPT_BATCH = 500;
 /** Single-part submits this node remembers by the id the SMSC gave, for their receipts (see `submitted`). */
 const REMEMBERED_SUBMITS = 20_000;
+/** How often a bind being drained is looked at for submits still waiting for their answer. */
+const DRAIN_POLL_MS = 20;
 
 const SEVERITY: Readonly<Record<SubmitStatusMeaning['class'], number>> = { OK: 0, TEMPORARY: 1, THROTTLED: 2, PERMANENT: 3 };
 
@@ -53,6 +47,8 @@ export class SmppConnector implements Connector {
   readonly kind = 'SMPP';
   private ctx: ConnectorContext | null = null;
   private readonly held = new Map<number, Link[]>();
+  /** Binds given up (handed to another node, or the connector stopping), drained and closed in the background. */
+  private readonly closing = new Set<Promise<void>>();
   private refreshing: Promise<void> = Promise.resolve();
   private slotTimer: NodeJS.Timeout | null = null;
   private throttledUntil = 0;
@@ -96,7 +92,8 @@ export class SmppConnector implements Connector {
     await this.refreshing;
     const links = [...this.held.values()].flat();
     this.held.clear();
-    await Promise.all(links.map((l) => l.bind.stop()));
+    this.close(links);
+    await Promise.all([...this.closing]);
   }
 
   stats(): ConnectorStats {
@@ -132,13 +129,30 @@ export class SmppConnector implements Connector {
       for (const [slot, links] of this.held) {
         if (wanted.has(slot)) continue;
         this.held.delete(slot);
-        ctx.logger.info({ slot }, 'bind handed to another node');
-        await Promise.all(links.map((l) => l.bind.stop()));
+        ctx.logger.info({ slot }, 'bind handed to another node: closed once its submits are answered');
+        this.close(links);
       }
       for (const slot of wanted) if (!this.held.has(slot)) this.held.set(slot, this.links(slot));
       this.report();
     });
     return this.refreshing;
+  }
+
+  /**
+   * Closes binds this node no longer uses — out of `held`, so no new submit picks them — once what they carry is
+   * answered: every submit that took room in a bind's window (sent, or about to be) gets its `submit_sm_resp`, or
+   * its response timeout, before the unbind. Closed at once instead, a bind's submits in flight would be outcomes
+   * unknown, sent again through another bind: repeats the SMSC delivers twice.
+   */
+  private close(links: Link[]): void {
+    const done = (async () => {
+      const deadline = Date.now() + this.s.responseTimeoutSeconds * 1000 + 1_000;
+      const busy = () => links.some((l) => l.sends && l.bind.session !== null && this.gate(l.bind.session).load > 0);
+      while (busy() && Date.now() < deadline) await new Promise((r) => setTimeout(r, DRAIN_POLL_MS));
+      await Promise.all(links.map((l) => l.bind.stop()));
+    })().catch((err: unknown) => this.ctx?.logger.warn({ err }, 'closing a bind failed'));
+    const tracked = done.finally(() => this.closing.delete(tracked));
+    this.closing.add(tracked);
   }
 
   private links(slot: number): Link[] {
@@ -147,7 +161,15 @@ export class SmppConnector implements Connector {
       host: s.host,
       port: s.port,
       tls: s.tls ? { rejectUnauthorized: s.tlsVerify, ...(isIP(s.host) === 0 && { servername: s.host }) } : (false as const),
-      bindFields: { system_id: s.systemId, password: this.password, system_type: s.systemType, interface_version: 0x34, addr_ton: 0, addr_npi: 0, address_range: '' },
+      bindFields: {
+        system_id: s.systemId,
+        password: this.password,
+        system_type: s.systemType,
+        interface_version: 0x34,
+        addr_ton: 0,
+        addr_npi: 0,
+        address_range: '',
+      },
       window: s.window,
       responseTimeoutMs: s.responseTimeoutSeconds * 1000,
       enquireLinkIntervalMs: s.enquireLinkSeconds * 1000,
@@ -293,7 +315,8 @@ export class SmppConnector implements Connector {
         else unsent = (a.reason as Error).message;
         continue;
       }
-      const meaning = a.value.command === 'generic_nack' && a.value.status === 0 ? submitStatusMeaning(SmppStatus.ESME_RSYSERR) : submitStatusMeaning(a.value.status);
+      const meaning =
+        a.value.command === 'generic_nack' && a.value.status === 0 ? submitStatusMeaning(SmppStatus.ESME_RSYSERR) : submitStatusMeaning(a.value.status);
       if (meaning.class === 'OK') ids.push(normaliseMessageId(str(a.value, 'message_id'), this.s.submitIdFormat));
       else if (worst === null || SEVERITY[meaning.class] > SEVERITY[worst.class]) worst = meaning;
     }
@@ -303,7 +326,13 @@ export class SmppConnector implements Connector {
     if (lost) {
       // SMPP cannot tell whether the SMSC took it: it is submitted again, and may reach the handset twice.
       this.unknownOutcomes++;
-      return { ok: false, temporary: true, code: 'UNKNOWN_OUTCOME', reason: 'no answer to the submit (connection lost or timed out): the SMSC may have taken it' };
+      return {
+        ok: false,
+        temporary: true,
+        code: 'UNKNOWN_OUTCOME',
+        reason: 'no answer to the submit (connection lost or timed out): the SMSC may have taken it',
+        outcomeUnknown: true,
+      };
     }
     if (worst?.class === 'THROTTLED') {
       this.onThrottled();
@@ -353,7 +382,17 @@ export class SmppConnector implements Connector {
         }
         case 'mo': {
           if (content.concat) {
-            const whole = await this.mo.add(ctx, { source: content.source.addr, destination: content.destination.addr, dataCoding: content.dataCoding, payload: content.payload, concat: content.concat }, now);
+            const whole = await this.mo.add(
+              ctx,
+              {
+                source: content.source.addr,
+                destination: content.destination.addr,
+                dataCoding: content.dataCoding,
+                payload: content.payload,
+                concat: content.concat,
+              },
+              now,
+            );
             if (whole) {
               await ctx.emit([whole.event]);
               await ctx.records.put(whole.done);
@@ -396,7 +435,12 @@ export class SmppConnector implements Connector {
       const batch = this.receipts.splice(0, RECEIPT_BATCH);
       try {
         const ctx = this.context();
-        const events = await receiptEvents(ctx, this.name, batch.map((b) => b.r), (id) => this.submitted.get(id));
+        const events = await receiptEvents(
+          ctx,
+          this.name,
+          batch.map((b) => b.r),
+          (id) => this.submitted.get(id),
+        );
         if (events.length > 0) await ctx.emit(events);
         for (const b of batch) this.submitted.delete(b.r.id);
         for (const b of batch) b.resolve();

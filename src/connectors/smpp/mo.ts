@@ -1,4 +1,4 @@
-import { decodeSmppText } from '../../core/domain/text.ts';
+import { decodeSmppText } from '../../domain/text.ts';
 import type { ConnectorContext, ConnectorRecord, InboundEvent } from '../../core/ports.ts';
 import type { ConcatRef } from '../../protocols/smpp/concat.ts';
 
@@ -86,7 +86,15 @@ export class MoAssembler {
         return p !== undefined && !p.done;
       });
       if (present.length === 0) continue;
-      out.push(this.assembled(a.source, a.destination, assembly, present, present.map((k) => got.get(k)!.data as unknown as StoredPart)));
+      out.push(
+        this.assembled(
+          a.source,
+          a.destination,
+          assembly,
+          present,
+          present.map((k) => got.get(k)!.data as unknown as StoredPart),
+        ),
+      );
     }
     return out;
   }

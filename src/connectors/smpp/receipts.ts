@@ -63,8 +63,15 @@ export async function receiptEvents(
   receipts: SmscReceipt[],
   submittedHere: (id: string) => string | undefined = () => undefined,
 ): Promise<ReceiptEvent[]> {
-  const asIs = (r: SmscReceipt, messageId?: string): ReceiptEvent =>
-    ({ kind: 'receipt', connector, ...(messageId !== undefined && { messageId }), upstreamId: r.id, status: r.status, detail: r.detail, at: r.at });
+  const asIs = (r: SmscReceipt, messageId?: string): ReceiptEvent => ({
+    kind: 'receipt',
+    connector,
+    ...(messageId !== undefined && { messageId }),
+    upstreamId: r.id,
+    status: r.status,
+    detail: r.detail,
+    at: r.at,
+  });
   const events: ReceiptEvent[] = [];
   const others: SmscReceipt[] = [];
   for (const r of receipts) {
@@ -81,7 +88,9 @@ export async function receiptEvents(
     else events.push(asIs(r));
   }
   if (reports.length === 0) return events;
-  await ctx.records.put(reports.map(({ r, of }) => ({ key: reportKey(of.message, r.id), data: { status: r.status, detail: r.detail, at: r.at }, dueAt: null })));
+  await ctx.records.put(
+    reports.map(({ r, of }) => ({ key: reportKey(of.message, r.id), data: { status: r.status, detail: r.detail, at: r.at }, dueAt: null })),
+  );
   const messages = new Map(reports.map(({ of }) => [of.message, of]));
   const keys = [...messages.values()].flatMap((of) => of.parts.map((p) => reportKey(of.message, p)));
   const stored = await ctx.records.get(keys);

@@ -46,10 +46,33 @@ export interface SmppConnectorSettings {
 }
 
 export const SMPP_SETTINGS: readonly string[] = [
-  'host', 'port', 'tls', 'tlsVerify', 'systemId', 'systemType', 'bindMode', 'binds', 'window', 'tps', 'enquireLinkSeconds',
-  'responseTimeoutSeconds', 'reconnectMinSeconds', 'reconnectMaxSeconds', 'throttleWaitMs', 'sourceTon', 'sourceNpi',
-  'destTon', 'destNpi', 'serviceType', 'dataCoding', 'longMessages', 'registeredDelivery', 'sendValidity',
-  'submitIdFormat', 'receiptIdFormat', 'moPartsTimeoutSeconds',
+  'host',
+  'port',
+  'tls',
+  'tlsVerify',
+  'systemId',
+  'systemType',
+  'bindMode',
+  'binds',
+  'window',
+  'tps',
+  'enquireLinkSeconds',
+  'responseTimeoutSeconds',
+  'reconnectMinSeconds',
+  'reconnectMaxSeconds',
+  'throttleWaitMs',
+  'sourceTon',
+  'sourceNpi',
+  'destTon',
+  'destNpi',
+  'serviceType',
+  'dataCoding',
+  'longMessages',
+  'registeredDelivery',
+  'sendValidity',
+  'submitIdFormat',
+  'receiptIdFormat',
+  'moPartsTimeoutSeconds',
 ];
 
 type Fail = (field: string, reason: string) => never;

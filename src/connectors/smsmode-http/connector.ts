@@ -203,10 +203,11 @@ export class SmsmodeHttpConnector implements Connector {
         { 'idempotency-key': `${m.id}:${m.attempt}` },
       );
     } catch (err) {
-      if (MAYBE_SENT.has((err as { code?: string }).code ?? '')) this.unknownOutcomes++;
+      const maybeSent = MAYBE_SENT.has((err as { code?: string }).code ?? '');
+      if (maybeSent) this.unknownOutcomes++;
       ctx.health('DOWN', `the upstream cannot be reached: ${(err as Error).message}`);
       if (!this.probeTimer) this.probeTimer = setTimeout(() => void this.probe(), 10_000).unref();
-      return { ok: false, temporary: true, code: 'CONNECTION', reason: (err as Error).message };
+      return { ok: false, temporary: true, code: 'CONNECTION', reason: (err as Error).message, ...(maybeSent && { outcomeUnknown: true as const }) };
     } finally {
       this.inFlight--;
     }
@@ -221,7 +222,12 @@ export class SmsmodeHttpConnector implements Connector {
       }
       const value = typeof b.status?.value === 'string' ? b.status.value : '';
       if (REFUSED_AT_ACCEPT.has(value)) {
-        return { ok: false, temporary: false, code: typeof b.status?.detail === 'string' ? b.status.detail : 'REJECTED', reason: `the upstream ended it ${value}` };
+        return {
+          ok: false,
+          temporary: false,
+          code: typeof b.status?.detail === 'string' ? b.status.detail : 'REJECTED',
+          reason: `the upstream ended it ${value}`,
+        };
       }
       if (a.replayed) this.repeatsRecognised++;
       return { ok: true, upstreamId: b.messageId };
@@ -283,7 +289,7 @@ export class SmsmodeHttpConnector implements Connector {
   /** Refuses a callback whose signature does not hold, when the upstream signs them. */
   private unsigned(req: ConnectorHttpRequest): ConnectorHttpResponse | null {
     if (!this.verifier) return null;
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] ?? '' : v ?? '']));
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')]));
     try {
       this.verifier.verify(req.rawBody, headers);
       return null;
@@ -305,7 +311,14 @@ export class SmsmodeHttpConnector implements Connector {
     const at = typeof b.status.deliveryDate === 'string' && !Number.isNaN(Date.parse(b.status.deliveryDate)) ? Date.parse(b.status.deliveryDate) : Date.now();
     const ctx = this.context();
     await ctx.emit([
-      { kind: 'receipt', connector: this.name, upstreamId: b.messageId, status: value as ReceiptStatus, detail: typeof b.status.detail === 'string' ? b.status.detail : null, at },
+      {
+        kind: 'receipt',
+        connector: this.name,
+        upstreamId: b.messageId,
+        status: value as ReceiptStatus,
+        detail: typeof b.status.detail === 'string' ? b.status.detail : null,
+        at,
+      },
     ]);
     // The status came: nothing to ask for any more.
     await ctx.records.put([{ key: b.messageId, data: { done: true }, dueAt: null }]);
@@ -321,7 +334,15 @@ export class SmsmodeHttpConnector implements Connector {
       return { status: 400, body: { error: 'expected an MO message object with from, recipient.to and body' } };
     }
     await this.context().emit([
-      { kind: 'mo', connector: this.name, type: b.type === 'RCS' ? 'RCS' : 'SMS', from: b.from, to: b.recipient.to, body: b.body as Record<string, unknown>, at: Date.now() },
+      {
+        kind: 'mo',
+        connector: this.name,
+        type: b.type === 'RCS' ? 'RCS' : 'SMS',
+        from: b.from,
+        to: b.recipient.to,
+        body: b.body as Record<string, unknown>,
+        at: Date.now(),
+      },
     ]);
     return { status: 200, body: { status: 'received' } };
   }

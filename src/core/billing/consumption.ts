@@ -8,7 +8,7 @@ import {
   periodEnd,
   periodStart,
   type PeriodType,
-} from '../domain/consumption-periods.ts';
+} from '../../domain/consumption-periods.ts';
 import type { NetworkLookup } from '../lookup/enrich.ts';
 import { networkByMccMnc } from '../lookup/network-names.ts';
 import { type Channel, listChannels } from '../../store/channels.ts';
@@ -23,6 +23,7 @@ import {
 } from '../../store/consumption.ts';
 import type { Store } from '../../store/db.ts';
 import { consumptionEpoch } from '../../store/rollups.ts';
+import { countClicksByChannel } from '../../store/short-links.ts';
 
 export interface ConsumptionQuery {
   organisationId: string;
@@ -61,6 +62,8 @@ export interface ConsumptionRecord {
   items: ConsumptionItem[];
   /** Billed units and charges per price kind (RCS: BASIC, SINGLE, CONVERSATION). */
   priceKinds: Array<{ kind: string; quantity: number; messages: number; amount: number }>;
+  /** Clicks in the period (UTC days) on the short links of the channel's messages. */
+  clicks: number;
 }
 
 const keyLength = (p: PeriodType): PeriodKeyLength => (p === 'DAY' ? 10 : 7);
@@ -147,6 +150,7 @@ export class ConsumptionService {
   private async records(q: ConsumptionQuery, totals: PeriodTotal[], byRecord: Map<string, PeriodBreakdown[]>): Promise<ConsumptionRecord[]> {
     if (totals.length === 0) return [];
     const channels = await this.channelsOf(q.organisationId);
+    const clicks = await this.clicksOf(q.periodType, totals);
     const records: ConsumptionRecord[] = [];
     for (const t of totals) {
       const channel = channels.get(t.channelId);
@@ -171,9 +175,24 @@ export class ConsumptionService {
         channel,
         items: await itemsOf(rows),
         priceKinds: priceKindsOf(rows),
+        clicks: clicks.get(`${t.channelId}|${t.period}`) ?? 0,
       });
     }
     return records;
+  }
+
+  /** Clicks per record (channel and period), read fresh: one count per period of the page. */
+  private async clicksOf(periodType: PeriodType, totals: PeriodTotal[]): Promise<Map<string, number>> {
+    const byPeriod = new Map<string, string[]>();
+    for (const t of totals) byPeriod.set(t.period, [...(byPeriod.get(t.period) ?? []), t.channelId]);
+    const out = new Map<string, number>();
+    for (const [period, channelIds] of byPeriod) {
+      const start = startOf(period, periodType);
+      const from = Date.parse(`${start}T00:00:00Z`);
+      const to = Date.parse(`${addDays(periodEnd(start, periodType), 1)}T00:00:00Z`);
+      for (const [channelId, n] of await countClicksByChannel(this.store.db, channelIds, from, to)) out.set(`${channelId}|${period}`, n);
+    }
+    return out;
   }
 
   private channelsOf(organisationId: string): Promise<Map<string, Channel>> {

@@ -1,6 +1,6 @@
-import { uuidv7 } from '../domain/ids.ts';
-import { parseEuros, toEuros } from '../domain/money.ts';
-import { MAX_TRANSFER_MICROS, type OrganisationNode, transferDecision } from '../domain/transfer-rules.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { parseEuros, toEuros } from '../../domain/money.ts';
+import { MAX_TRANSFER_MICROS, type OrganisationNode, transferDecision } from '../../domain/transfer-rules.ts';
 import type { Db, Store } from '../../store/db.ts';
 import { applyBalanceChange, type LedgerEntry, listLedger } from '../../store/ledger.ts';
 import { findOrganisation, listOrganisations, lockOrganisationRows, type Organisation } from '../../store/organisations.ts';

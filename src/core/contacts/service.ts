@@ -1,6 +1,6 @@
-import { parseDay } from '../domain/dates.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import type { CountryCode } from '../domain/phone.ts';
+import { parseDay } from '../../domain/dates.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import type { CountryCode } from '../../domain/phone.ts';
 import { inTransaction, type Store } from '../../store/db.ts';
 import {
   addToGroups,
@@ -14,7 +14,7 @@ import {
   updateContact,
 } from '../../store/contacts.ts';
 import { fail } from '../errors.ts';
-import { normaliseRecipient } from '../messaging/sms.ts';
+import { normaliseRecipient } from '../messaging/prepare.ts';
 
 export const MAX_NAME_LENGTH = 100;
 export const MAX_GROUP_NAME_LENGTH = 100;
@@ -87,7 +87,11 @@ export class ContactService {
       for (const name of groups) {
         await insertGroupIfMissing(trx, { id: uuidv7(now), organisation_id: input.organisationId, name, created_at: now });
       }
-      await addToGroups(trx, contactId, (await findGroups(trx, input.organisationId, groups)).map((g) => g.id));
+      await addToGroups(
+        trx,
+        contactId,
+        (await findGroups(trx, input.organisationId, groups)).map((g) => g.id),
+      );
       return { id: contactId, created: inserted };
     });
     const contact = (await findContactByMsisdn(this.store.db, input.organisationId, msisdn))!;

@@ -9,7 +9,7 @@ import {
   type VelocityLimit,
   velocityLimitProblem,
   velocityRange,
-} from '../domain/fraud-guards.ts';
+} from '../../domain/fraud-guards.ts';
 import type { Store } from '../../store/db.ts';
 import { findFraudGuards, saveFraudGuards } from '../../store/fraud-guards.ts';
 import type { MessageRow } from '../../store/messages.ts';
@@ -147,7 +147,9 @@ export class FraudGuards {
           const problem = velocityLimitProblem(l);
           if (problem) fail('INVALID_REQUEST', problem.reason, `velocityLimits[${i}].${problem.field}`);
         });
-        limits = JSON.stringify(patch.velocityLimits.map((l) => ({ prefix: l.prefix, rangeDigits: l.rangeDigits, limit: l.limit, windowSeconds: l.windowSeconds })));
+        limits = JSON.stringify(
+          patch.velocityLimits.map((l) => ({ prefix: l.prefix, rangeDigits: l.rangeDigits, limit: l.limit, windowSeconds: l.windowSeconds })),
+        );
       }
     }
     await saveFraudGuards(this.store.db, { organisation_id: organisationId, allowed_countries: countries, velocity_limits: limits, updated_at: now });

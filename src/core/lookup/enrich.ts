@@ -1,8 +1,8 @@
 // Number lookup: what libphonenumber says about a number, plus the operator its range was allocated to (Google's
 // carrier prefix data) and that operator's MCC/MNC (mcc-mnc-list). Prefix data cannot know about number
 // portability: `network` is the original operator of the range, not necessarily the subscriber's current one.
-import { countryName, describeNumber, normaliseMsisdn, type NumberRange, numberRange } from '../domain/phone.ts';
-import type { PhoneFormats, PhoneType } from '../domain/phone.ts';
+import { countryName, describeNumber, normaliseMsisdn, type NumberRange, numberRange } from '../../domain/phone.ts';
+import type { PhoneFormats, PhoneType } from '../../domain/phone.ts';
 import { originalCarrier } from './carrier-prefixes.ts';
 import { Cache } from '../cache.ts';
 import { buildOperatorIndex, findOperator } from './operator-match.ts';
@@ -107,6 +107,14 @@ async function carrierOf(msisdn: string, range: NumberRange, country: string | n
  */
 export async function preloadLookupData(): Promise<void> {
   await operators();
+}
+
+/** The MCC+MNC of the operator called `network` in country `iso` (mcc-mnc-list), or null when the list has none. */
+export async function networkMccMnc(iso: string, network: string): Promise<string | null> {
+  const country = countryName(iso);
+  if (!country) return null;
+  const operator = await operatorFor(iso, network, country);
+  return operator ? operator.mcc + operator.mnc : null;
 }
 
 async function operatorFor(iso: string, network: string, country: string): Promise<OperatorRecord | null> {

@@ -1,6 +1,6 @@
 // Reverse of the operator match: what country and network an MCC/MNC stands for, from mcc-mnc-list. Consumption
 // items only keep the mccMnc of their messages; this names it.
-import { countryName } from '../domain/phone.ts';
+import { countryName } from '../../domain/phone.ts';
 import type { NetworkLookup } from './enrich.ts';
 import type { OperatorRecord } from './operator-match.ts';
 

@@ -36,17 +36,81 @@ export function buildOperatorIndex(records: Iterable<OperatorRecord>): OperatorI
 
 // Words that say what kind of company it is rather than which one.
 const NOISE_WORDS = new Set([
-  'mobile', 'mobiles', 'mobil', 'mobilfunk', 'movil', 'moviles', 'mobiel', 'mobility', 'telecom', 'telecoms',
-  'telecommunication', 'telecommunications', 'telecomunicaciones', 'telecomunicacoes', 'communication',
-  'communications', 'comms', 'wireless', 'cellular', 'celular', 'network', 'networks', 'group', 'holding',
-  'holdings', 'limited', 'ltd', 'llc', 'inc', 'corp', 'corporation', 'company', 'co', 'sa', 'sau', 'slu', 'sl',
-  'spa', 'srl', 'gmbh', 'ag', 'ab', 'as', 'asa', 'plc', 'pty', 'bv', 'nv', 'oy', 'oyj', 'kk', 'the', 'of', 'and',
-  'services', 'solutions', 'international', 'global', 'uk', 's', 'a', 'p',
+  'mobile',
+  'mobiles',
+  'mobil',
+  'mobilfunk',
+  'movil',
+  'moviles',
+  'mobiel',
+  'mobility',
+  'telecom',
+  'telecoms',
+  'telecommunication',
+  'telecommunications',
+  'telecomunicaciones',
+  'telecomunicacoes',
+  'communication',
+  'communications',
+  'comms',
+  'wireless',
+  'cellular',
+  'celular',
+  'network',
+  'networks',
+  'group',
+  'holding',
+  'holdings',
+  'limited',
+  'ltd',
+  'llc',
+  'inc',
+  'corp',
+  'corporation',
+  'company',
+  'co',
+  'sa',
+  'sau',
+  'slu',
+  'sl',
+  'spa',
+  'srl',
+  'gmbh',
+  'ag',
+  'ab',
+  'as',
+  'asa',
+  'plc',
+  'pty',
+  'bv',
+  'nv',
+  'oy',
+  'oyj',
+  'kk',
+  'the',
+  'of',
+  'and',
+  'services',
+  'solutions',
+  'international',
+  'global',
+  'uk',
+  's',
+  'a',
+  'p',
 ]);
 
 // Spelled-out brands: Google writes "Three" for the operator whose brand is "3".
 const NUMBER_WORDS: Readonly<Record<string, string>> = {
-  one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
+  one: '1',
+  two: '2',
+  three: '3',
+  four: '4',
+  five: '5',
+  six: '6',
+  seven: '7',
+  eight: '8',
+  nine: '9',
 };
 
 export interface OperatorName {
@@ -69,9 +133,7 @@ function words(text: string): string[] {
 export function normaliseOperatorName(name: string, countryName = ''): OperatorName {
   const all = words(name);
   const countryWords = new Set(words(countryName));
-  const key = all
-    .filter((word) => !NOISE_WORDS.has(word) && !countryWords.has(word))
-    .map((word) => NUMBER_WORDS[word] ?? word);
+  const key = all.filter((word) => !NOISE_WORDS.has(word) && !countryWords.has(word)).map((word) => NUMBER_WORDS[word] ?? word);
   return { words: all, key: key.length > 0 ? key : all };
 }
 
@@ -153,12 +215,7 @@ function preferenceOrder(a: OperatorRecord, b: OperatorRecord): number {
  * or former name matches. Among equal matches the preference order above decides (e.g. SFR → 208-10, not the
  * 208-09 roaming code).
  */
-export function findOperator(
-  index: OperatorIndex,
-  iso: string,
-  networkName: string,
-  countryName = '',
-): OperatorRecord | null {
+export function findOperator(index: OperatorIndex, iso: string, networkName: string, countryName = ''): OperatorRecord | null {
   const candidates = index.byCountry.get(iso);
   if (!candidates) return null;
   const wanted = normaliseOperatorName(networkName, countryName);

@@ -1,18 +1,19 @@
-import { FairQueue, HIGH_LANE, type Lane, laneOf } from '../domain/fair-queue.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import type { MessageStatus, StatusDetail } from '../domain/status.ts';
+import { FairQueue, HIGH_LANE, type Lane, laneOf } from '../../domain/fair-queue.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { isFinal, type MessageStatus, type StatusDetail } from '../../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Db, Dialect } from '../../store/db.ts';
 import { type Claim, enqueueDispatch } from '../../store/dispatch.ts';
 import type { LeasedQueue } from '../../store/queue.ts';
-import type { EventConsumers } from '../events.ts';
+import type { EventConsumers, SettledMessage } from '../events.ts';
 import { insertEvents, insertMessages, type MessageEventRow, type MessageRow } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
+import { insertShortLinks, type ShortLinkRow } from '../../store/short-links.ts';
 import { blacklistedAmong } from '../../store/blacklist.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
 import { insertLedgerRows, type LedgerRow } from '../../store/ledger.ts';
 import { debitBalance, debitBalanceIfCovered, findPayingSetupAndBalances, lockBalances } from '../../store/organisations.ts';
-import { utcDay, utcMonthStart } from '../domain/dates.ts';
+import { utcDay, utcMonthStart } from '../../domain/dates.ts';
 
 /** A message validated and priced, waiting for the accept transaction to charge and store it. */
 export interface PreparedMessage {
@@ -35,6 +36,10 @@ export interface PreparedMessage {
   afterInsert?: (db: Db, row: MessageRow) => Promise<void>;
   /** A charge the message shares with others: it costs `price` only when that charge is not paid yet. */
   sharedCharge?: SharedCharge;
+  /** Sent outside the marketing window on purpose (the operator's exceptional case): goes when asked, recorded. */
+  windowOverride?: boolean;
+  /** The short links written into its text, stored with it. */
+  shortLinks?: ShortLinkRow[];
 }
 
 /**
@@ -47,7 +52,6 @@ export interface SharedCharge {
   /** In the accept transaction: locks the charge until the transaction ends and tells whether it is paid. */
   lockAndCheckPaid(db: Db): Promise<boolean>;
 }
-
 
 interface OrgState {
   id: string;
@@ -117,7 +121,8 @@ export async function acceptBatch(
     return o?.parentBilling && o.parentId ? o.parentId : orgId;
   };
   const payerIds = [...new Set(orgIds.map(payerOf))].sort();
-  const limited = batch.some((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null) || [...orgs.values()].some((o) => o.monthlyLimit !== null);
+  const limited =
+    batch.some((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null) || [...orgs.values()].some((o) => o.monthlyLimit !== null);
   // Shared charges (an RCS conversation's) are locked after the balances on the other path: same order here.
   const sharedCharges = batch.some((p) => p.sharedCharge !== undefined);
   // A message added to a campaign counts itself in the campaign's row (its afterInsert), which a change of the
@@ -134,7 +139,9 @@ export async function acceptBatch(
   const channelDaily = new Map<string, number>();
   const channelMonthly = new Map<string, number>();
   const orgMonthly = new Map<string, number>();
-  const limitedChannels = [...new Map(batch.filter((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null).map((p) => [p.channel.id, p.channel])).values()];
+  const limitedChannels = [
+    ...new Map(batch.filter((p) => p.channel.dailyLimit !== null || p.channel.monthlyLimit !== null).map((p) => [p.channel.id, p.channel])).values(),
+  ];
   for (const c of limitedChannels) {
     const spent = await channelDailyAndMonthlyAmounts(db, c.id, today, monthStart);
     channelDaily.set(c.id, spent.daily);
@@ -241,6 +248,8 @@ export async function acceptBatch(
   }
 
   await insertMessages(db, rows);
+  const links = batch.flatMap((p) => p.shortLinks ?? []);
+  if (links.length > 0) await insertShortLinks(db, links);
   if (lockFirst) {
     await insertLedgerRows(db, ledger);
     for (const [payer, amount] of spent) await debitBalance(db, payer, amount);
@@ -254,6 +263,16 @@ export async function acceptBatch(
   await rollups.write(db, now, lockFirst ? { balanceHeld: true } : { balanceAfter: true });
   for (const p of batch) if (p.afterInsert) await p.afterInsert(db, p.row);
   await consumers.run(db, events, new Map(rows.map((r) => [r.id, r])));
+  if (consumers.counting) {
+    const settled: SettledMessage[] = [];
+    for (const p of batch)
+      if (isFinal(p.row.status as MessageStatus)) settled.push({ type: p.channel.type, status: p.row.status as MessageStatus, afterSeconds: null });
+    consumers.counted(
+      db,
+      batch.map((p) => p.channel.type),
+      settled,
+    );
+  }
   if (!lockFirst) {
     // The debits come last: each locks its payer's balance row until the transaction ends, and every node's batches
     // for that payer queue behind it, so only the ledger rows follow them. In payer order like the locks taken first

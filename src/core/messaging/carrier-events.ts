@@ -1,6 +1,7 @@
-import { decideReceipt, voiceBillingUnits } from '../domain/delivery.ts';
-import { backoffDelay } from '../domain/retry.ts';
-import { uuidv7 } from '../domain/ids.ts';
+import { decideReceipt, hourOf, voiceBillingUnits } from '../../domain/delivery.ts';
+import { addQuality, type QualityDelta, settleAttempts } from '../../store/attempts.ts';
+import { backoffDelay } from '../../domain/retry.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import type { CarrierEvent, InboundEvent, ReceiptEvent } from '../ports.ts';
 import { inTransaction, type Store } from '../../store/db.ts';
 import { findByUpstreamIds, findMessages, type MessageRow } from '../../store/messages.ts';
@@ -10,6 +11,22 @@ import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
 
 export type InboundHandler = (events: InboundEvent[]) => Promise<void>;
+
+/** Ends messages of one type an operator reports UNDELIVERED its own way; returns the ids it took care of. */
+export type UndeliveredHandler = (messageIds: string[], now: number) => Promise<string[]>;
+
+/** A message an operator reported UNDELIVERED, with the connector that reported it and why. */
+export interface FailedDelivery {
+  row: MessageRow;
+  connector: string;
+  detail: string | null;
+}
+
+/** Places failed deliveries again through another connector where their route allows; returns the ids it took. */
+export type Rerouter = (failed: FailedDelivery[], now: number) => Promise<Set<string>>;
+
+/** Counted as a placement's outcome: the final statuses a receipt reports. */
+const FINAL_RECEIPTS = new Set(['DELIVERED', 'UNDELIVERED', 'UNDELIVERABLE']);
 
 export interface ReceiptPolicy {
   /** Calls placed in all before a busy or unanswered one is given up. */
@@ -33,6 +50,8 @@ const UNMATCHED_BATCH = 500;
 export class CarrierEvents {
   readonly unmatched: LeasedQueue<UnmatchedReceiptRow>;
   private readonly keepMs: number;
+  private readonly undelivered = new Map<string, UndeliveredHandler>();
+  private reroute: Rerouter | null = null;
 
   constructor(
     private readonly store: Store,
@@ -42,6 +61,19 @@ export class CarrierEvents {
   ) {
     this.unmatched = new LeasedQueue(store, UNMATCHED_RECEIPT_QUEUE);
     this.keepMs = policy.unmatchedKeepMs ?? UNMATCHED_KEEP_MS;
+  }
+
+  /**
+   * Declared once by the composition root: what an UNDELIVERED report means for a type beyond its status (an RCS
+   * message the operator gave up on falls back to SMS). Messages the handler does not take end as reported.
+   */
+  whenUndelivered(type: string, handler: UndeliveredHandler): void {
+    this.undelivered.set(type, handler);
+  }
+
+  /** Declared once by the composition root: how a failed delivery goes to another connector of its route. */
+  rerouteWith(reroute: Rerouter): void {
+    this.reroute = reroute;
   }
 
   /** The sink connectors emit into; resolves once every event is durably applied (or kept to be matched again). */
@@ -86,11 +118,60 @@ export class CarrierEvents {
       else {
         // An answered call is billed on how long it was answered, not on its recording.
         const billedUnits = r.status === 'DELIVERED' && r.answeredMs !== undefined ? voiceBillingUnits(r.answeredMs) : undefined;
-        changes.push({ messageId: id, status: r.status, detail: r.detail ?? null, at: r.at, refund: decision.refund, ...(billedUnits !== undefined && { billedUnits }) });
+        changes.push({
+          messageId: id,
+          status: r.status,
+          detail: r.detail ?? null,
+          at: r.at,
+          refund: decision.refund,
+          ...(billedUnits !== undefined && { billedUnits }),
+        });
       }
     }
-    if (changes.length > 0) await this.messaging.updateStatuses(changes);
+    await this.recordOutcomes(matched);
+    const handled = new Set<string>();
+    if (this.reroute) {
+      const from = new Map(matched.map((x) => [x.id, x.r.connector]));
+      const failedNow = changes
+        .filter((c) => c.status === 'UNDELIVERED' && rows.has(c.messageId))
+        .map((c) => ({ row: rows.get(c.messageId)!, connector: from.get(c.messageId)!, detail: c.detail ?? null }));
+      if (failedNow.length > 0) for (const id of await this.reroute(failedNow, Date.now())) handled.add(id);
+    }
+    for (const [type, handler] of this.undelivered) {
+      const ids = changes.filter((c) => c.status === 'UNDELIVERED' && rows.get(c.messageId)?.type === type).map((c) => c.messageId);
+      if (ids.length > 0) for (const id of await handler([...new Set(ids)], Date.now())) handled.add(id);
+    }
+    const rest = changes.filter((c) => !handled.has(c.messageId));
+    if (rest.length > 0) await this.messaging.updateStatuses(rest);
     if (retries.length > 0) await this.messaging.placeAgain(retries, Date.now() + this.policy.callRetryMs);
+  }
+
+  /**
+   * Ends each placement a final receipt reports on, and adds it to its connector's delivery counters for the
+   * destination network and hour: a receipt repeated ends nothing and counts nowhere. Delivered and UNDELIVERED count
+   * (UNDELIVERABLE is the number's doing, not the network's).
+   */
+  private async recordOutcomes(matched: Array<{ r: ReceiptEvent; id: string }>): Promise<void> {
+    const finals = matched
+      .filter((x) => FINAL_RECEIPTS.has(x.r.status))
+      .map((x) => ({ messageId: x.id, connector: x.r.connector, outcome: x.r.status, detail: x.r.detail ?? null, at: x.r.at }));
+    if (finals.length === 0) return;
+    await inTransaction(this.store, async (trx) => {
+      const settled = await settleAttempts(trx, finals);
+      const deltas = new Map<string, QualityDelta>();
+      for (const s of settled) {
+        if (s.outcome === 'UNDELIVERABLE') continue;
+        const bucket = hourOf(s.at);
+        const key = `${s.connector}|${s.network}|${bucket}`;
+        const d = deltas.get(key) ?? { connector: s.connector, network: s.network, bucket, delivered: 0, failed: 0, deliveredMs: 0 };
+        if (s.outcome === 'DELIVERED') {
+          d.delivered++;
+          d.deliveredMs += Math.max(0, s.at - s.placedAt);
+        } else d.failed++;
+        deltas.set(key, d);
+      }
+      if (deltas.size > 0) await addQuality(trx, [...deltas.values()]);
+    });
   }
 
   private async park(receipts: ReceiptEvent[], now: number): Promise<void> {
@@ -129,7 +210,10 @@ export class CarrierEvents {
       const { matched } = await this.match(rows.map((r) => JSON.parse(r.event) as ReceiptEvent));
       await this.apply(matched);
       const applied = new Set(matched.map((m) => m.r.upstreamId));
-      await dropReceipts(this.store.db, rows.filter((r) => applied.has(r.upstream_id)).map((r) => r.id));
+      await dropReceipts(
+        this.store.db,
+        rows.filter((r) => applied.has(r.upstream_id)).map((r) => r.id),
+      );
     }
   }
 

@@ -1,4 +1,4 @@
-import { fenceMargin } from '../domain/leases.ts';
+import { fenceMargin } from '../../domain/leases.ts';
 import type { SubmitFence } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
 import { type Claim, renewClaims } from '../../store/dispatch.ts';

@@ -1,16 +1,29 @@
 import { sql } from 'kysely';
-import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve, toLane } from '../domain/fair-queue.ts';
-import { backoffDelay } from '../domain/retry.ts';
-import { utcDay } from '../domain/dates.ts';
-import { fenced, isFenced, type OutboundMessage, type RouteChoice, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
+import { HIGH_LANE, type Lane, LOW_LANE, lowLaneReserve, toLane } from '../../domain/fair-queue.ts';
+import { backoffDelay } from '../../domain/retry.ts';
+import { utcDay } from '../../domain/dates.ts';
+import { fenced, isFenced, type OutboundMessage, type RouteChoice, type RoutedMoney, type Router, type SubmitFence, type SubmitResult } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
-import { type Claim, type DispatchClaim, type DispatchOutcomes, promoteDueDispatch, recordDispatch, releaseClaim, releaseWaiting } from '../../store/dispatch.ts';
+import {
+  type Claim,
+  type DispatchClaim,
+  type DispatchOutcomes,
+  promoteDueDispatch,
+  recordDispatch,
+  releaseClaim,
+  releaseWaiting,
+} from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
+import { connectorsTried } from '../../store/attempts.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { ClaimHold } from './claim-hold.ts';
 import type { StatusChange } from './status.ts';
 import type { MessagingService } from './service.ts';
-import { groupBy } from '../domain/group-by.ts';
+import { groupBy } from '../../domain/group-by.ts';
+import type { RoutableMessage } from '../../domain/routing.ts';
+import type { Channel } from '../../store/channels.ts';
+import type { LiveStatus } from '../lookup/number-status.ts';
+import { mapWithConcurrency } from '../lookup/service.ts';
 
 /**
  * Messages a claim takes at most. A pass over them runs on the thread that answers requests, so it is kept to a few
@@ -21,8 +34,22 @@ const DEFAULT_BATCH = 100;
 /** How soon a message whose connector runs only on other nodes is offered again. */
 const ELSEWHERE_RETRY_MS = 1_000;
 
+/** What dispatch asks of lookups: the network numbers are on now, and the live lookup a route asks for before a send. */
+export interface DispatchLookups {
+  knownNetworks(msisdns: readonly string[], now: number): Promise<Map<string, { currentMccMnc: string | null }>>;
+  beforeSend(channel: Channel, msisdn: string, now: number): Promise<LiveStatus | null>;
+}
+
+/** Live lookups before sends made at once in a pass, at most. */
+const LOOKUP_BEFORE_SEND_CONCURRENCY = 16;
+
 export interface DispatchOptions {
   nodeId: string;
+  /**
+   * Lookups: messages are routed by the network their number is on now when a live lookup found it (ported numbers),
+   * and routes may ask for a live lookup before each send.
+   */
+  lookups?: DispatchLookups;
   /** Messages a claim takes at most (100). */
   batchSize?: number;
   leaseMs?: number;
@@ -39,8 +66,9 @@ export interface DispatchOptions {
   onPlaced?: (placements: Array<{ connector: string; upstreamId: string; validityUntil: number | null }>) => Promise<void>;
   /**
    * Told how many claimed messages were not sent because the claim ran out first (`before`: another node sends
-   * them), and how many were sent but their outcome could not be recorded because the claim ran out meanwhile
-   * (`after`: the new owner sends them again; an operator that does not deduplicate gets them twice).
+   * them), and how many were sent but will be sent again (`after`: their outcome could not be recorded because the
+   * claim ran out meanwhile, and the new owner sends them; or the connector got no answer, so whether the operator
+   * took them is unknown): an operator that does not deduplicate gets them twice.
    */
   onFenced?: (when: 'before' | 'after', count: number) => void;
 }
@@ -111,8 +139,18 @@ export class Dispatch {
    */
   async takeOver(nodes: string[], now: number): Promise<number> {
     if (nodes.length === 0) return 0;
-    const claimed = await this.queue.claim({ now, limit: this.batchSize, leaseMs: this.leaseMs, claimant: this.opts.nodeId, where: sql`claimed_by in (${sql.join(nodes)})` });
-    if (claimed.length > 0) await this.process([...claimed].sort((a, b) => a.lane - b.lane || a.rank - b.rank), now);
+    const claimed = await this.queue.claim({
+      now,
+      limit: this.batchSize,
+      leaseMs: this.leaseMs,
+      claimant: this.opts.nodeId,
+      where: sql`claimed_by in (${sql.join(nodes)})`,
+    });
+    if (claimed.length > 0)
+      await this.process(
+        [...claimed].sort((a, b) => a.lane - b.lane || a.rank - b.rank),
+        now,
+      );
     return claimed.length;
   }
 
@@ -148,7 +186,12 @@ export class Dispatch {
    */
   async process(claimed: DispatchClaim[], now: number, known?: MessageRow[]): Promise<void> {
     if (claimed.length === 0) return;
-    const hold = new ClaimHold(this.store, this.opts.nodeId, claimed.map((c) => ({ messageId: c.message_id, leaseUntil: c.lease_until! })), this.leaseMs);
+    const hold = new ClaimHold(
+      this.store,
+      this.opts.nodeId,
+      claimed.map((c) => ({ messageId: c.message_id, leaseUntil: c.lease_until! })),
+      this.leaseMs,
+    );
     await hold.begin();
     let outcomes: Map<string, Outcome>;
     let pass: Omit<PassState, 'outcomes'>;
@@ -156,7 +199,11 @@ export class Dispatch {
       const held = new Set(hold.held());
       if (held.size < claimed.length) this.opts.onFenced?.('before', claimed.length - held.size);
       if (held.size === 0) return;
-      pass = await this.prepare(claimed.filter((c) => held.has(c.message_id)), now, known);
+      pass = await this.prepare(
+        claimed.filter((c) => held.has(c.message_id)),
+        now,
+        known,
+      );
       outcomes = await this.submitAll(pass.due, pass.claims, hold);
     } finally {
       await hold.end();
@@ -193,13 +240,15 @@ export class Dispatch {
   /** Writes a pass's outcomes under its claim, where the claim still holds them. */
   private async record({ claims, gone, expired, due, outcomes }: PassState, hold: ClaimHold, now: number): Promise<void> {
     const handledExpiry = expired.length > 0 && this.opts.onExpired ? await this.opts.onExpired(expired, now) : new Set<string>();
-    const changes: StatusChange[] = expired.filter((m) => !handledExpiry.has(m.id)).map((m) => ({
-      messageId: m.id,
-      status: 'UNDELIVERED',
-      detail: 'EXPIRED',
-      at: now,
-      refund: true,
-    }));
+    const changes: StatusChange[] = expired
+      .filter((m) => !handledExpiry.has(m.id))
+      .map((m) => ({
+        messageId: m.id,
+        status: 'UNDELIVERED',
+        detail: 'EXPIRED',
+        at: now,
+        refund: true,
+      }));
     const submitted: DispatchOutcomes['submitted'] = [];
     const retries: DispatchOutcomes['retries'] = [];
     const waitingForUp = new Set<string>();
@@ -211,15 +260,23 @@ export class Dispatch {
       if (o.result.ok) {
         // Fair turns advance with what is sent, not with what was claimed and put back to wait.
         this.messaging.dispatchOrder.served(claims.get(m.id)!.rank);
+        // Placed before (a call tried again, a delivery that failed re-routed): charged once, with its first placement.
+        const again = m.upstream_id !== null;
         submitted.push({
           id: m.id,
           upstreamId: o.result.upstreamId,
           connector: o.connector!,
           route: o.route!,
           parts: m.part_count,
-          cost: (o.costPerPart ?? 0) * m.part_count,
-          charged: m.charged,
+          cost: o.costPerPart === null ? null : o.costPerPart * m.part_count,
+          charged: again ? 0 : m.charged,
           day: utcDay(now),
+          organisationId: m.organisation_id,
+          country: m.country ?? '',
+          ...(again && { again }),
+          attempt: m.attempts + 1,
+          placedAt: now,
+          network: m.mcc_mnc ?? m.country ?? '',
         });
         done.add(m.id);
       } else if (o.result.temporary) {
@@ -235,7 +292,13 @@ export class Dispatch {
           if (o.result.code === 'NO_CONNECTOR_UP' && o.connector !== null) waitingForUp.add(o.connector);
         }
       } else {
-        changes.push({ messageId: m.id, status: 'UNDELIVERABLE', detail: o.result.detail ?? (o.result.code === 'NOT_ROUTABLE' ? 'NOT_ROUTABLE' : 'REJECTED'), at: now, refund: true });
+        changes.push({
+          messageId: m.id,
+          status: 'UNDELIVERABLE',
+          detail: o.result.detail ?? (o.result.code === 'NOT_ROUTABLE' ? 'NOT_ROUTABLE' : o.result.code === 'ROUTE_AT_LOSS' ? 'ROUTE_AT_LOSS' : 'REJECTED'),
+          at: now,
+          refund: true,
+        });
         done.add(m.id);
       }
     }
@@ -256,9 +319,9 @@ export class Dispatch {
     if (submitted.length > 0 && this.opts.onPlaced) {
       const validity = new Map(due.map((m) => [m.id, m.validity_until]));
       const placements = submitted.map((p) => ({ connector: p.connector, upstreamId: p.upstreamId, validityUntil: validity.get(p.id) ?? null }));
-      await this.opts.onPlaced(placements).catch((err: unknown) =>
-        this.logger.warn({ err }, 'receipts that came before their placement was recorded wait for their next retry'),
-      );
+      await this.opts
+        .onPlaced(placements)
+        .catch((err: unknown) => this.logger.warn({ err }, 'receipts that came before their placement was recorded wait for their next retry'));
     }
     // A connector that came back while this pass ran released only the messages no claim held: release the ones this
     // pass has just put back to wait for it, or they would sit out their backoff with their connector up.
@@ -282,20 +345,82 @@ export class Dispatch {
    */
   private async submitAll(due: MessageRow[], claims: Map<string, DispatchClaim>, fence: SubmitFence): Promise<Map<string, Outcome>> {
     const outcomes = new Map<string, Outcome>();
-    const plans = new Map<string, { choice: RouteChoice }>();
+    const plans = new Map<string, { choice: RouteChoice; flow: string }>();
+    const lookups = this.opts.lookups;
+    // One read for the pass, and only when some route cares which network a number is on.
+    const known =
+      lookups && this.router.usesNumberNetworks?.()
+        ? await lookups.knownNetworks(
+            due.map((m) => m.recipient),
+            Date.now(),
+          )
+        : null;
+    // An SMS placed before is being re-routed after a failed delivery: not through a connector it was placed with.
+    const again = due.filter((m) => m.type === 'SMS' && m.upstream_id !== null).map((m) => m.id);
+    const tried = again.length > 0 ? await connectorsTried(this.store.db, again) : new Map<string, Set<string>>();
+    const placedOn = (m: MessageRow) => tried.get(m.id);
+    const routed = new Map<string, { routable: RoutableMessage; channel: Channel; choice: RouteChoice }>();
     for (const m of due) {
       const channel = await this.messaging.channel(m.channel_id);
-      const choice = this.router.route({
+      const routable: RoutableMessage = {
         type: m.type,
         recipient: m.recipient,
         channelId: m.channel_id,
         organisationId: m.organisation_id,
         flow: channel.flow,
         country: m.country,
-        mccMnc: m.mcc_mnc,
-      });
-      if (choice.route === null) {
-        outcomes.set(m.id, { route: null, costPerPart: null, connector: null, result: { ok: false, temporary: false, code: 'NOT_ROUTABLE', reason: 'no route to this destination' } });
+        // The network a live lookup found the number on (it may have been ported), else its range's.
+        mccMnc: known?.get(m.recipient)?.currentMccMnc ?? m.mcc_mnc,
+      };
+      routed.set(m.id, { routable, channel, choice: this.router.route(routable, moneyOf(m), placedOn(m)) });
+    }
+    // A route's lookup before the send, on the message's first attempt only (a retry routes on what it found).
+    const toLookUp = lookups ? due.filter((m) => routed.get(m.id)!.choice.lookupBeforeSend && (claims.get(m.id)?.attempts ?? 0) === 0) : [];
+    const found = await mapWithConcurrency(toLookUp, LOOKUP_BEFORE_SEND_CONCURRENCY, (m) =>
+      lookups!.beforeSend(routed.get(m.id)!.channel, m.recipient, Date.now()).catch((err: unknown) => {
+        this.logger.warn({ err, messageId: m.id }, 'the lookup before sending failed; the message goes as routed');
+        return null;
+      }),
+    );
+    const refused = new Set<string>();
+    toLookUp.forEach((m, i) => {
+      const live = found[i];
+      const r = routed.get(m.id)!;
+      if (!live) return;
+      const end = (detail: string, reason: string) => {
+        refused.add(m.id);
+        outcomes.set(m.id, {
+          route: r.choice.route,
+          costPerPart: r.choice.costPerPart,
+          connector: null,
+          result: { ok: false, temporary: false, code: 'LOOKUP_REFUSED', reason, detail },
+        });
+      };
+      if (live.valid === false) return end('INVALID_PHONE_NUMBER', 'the lookup before sending found no subscriber for this number');
+      if (live.reachable === false) return end('ABSENT_SUBSCRIBER', 'the lookup before sending found the subscriber absent or barred');
+      const now = live.currentNetwork?.mccMnc ?? null;
+      if (now !== null && now !== r.routable.mccMnc) {
+        r.routable = { ...r.routable, mccMnc: now };
+        r.choice = this.router.route(r.routable, moneyOf(m), placedOn(m));
+      }
+    });
+    for (const m of due) {
+      if (refused.has(m.id)) continue;
+      const { choice, channel } = routed.get(m.id)!;
+      if (choice.refused) {
+        outcomes.set(m.id, {
+          route: choice.route,
+          costPerPart: choice.costPerPart,
+          connector: null,
+          result: { ok: false, temporary: false, code: 'ROUTE_AT_LOSS', reason: choice.refused },
+        });
+      } else if (choice.route === null) {
+        outcomes.set(m.id, {
+          route: null,
+          costPerPart: null,
+          connector: null,
+          result: { ok: false, temporary: false, code: 'NOT_ROUTABLE', reason: 'no route to this destination' },
+        });
       } else if (choice.elsewhere !== null) {
         // Its connector runs on other nodes only: left to them, soon, without counting it as a failed attempt.
         outcomes.set(m.id, {
@@ -312,7 +437,7 @@ export class Dispatch {
           result: { ok: false, temporary: true, code: 'NO_CONNECTOR_UP', reason: `no connector of route ${choice.route} is up` },
         });
       } else {
-        plans.set(m.id, { choice });
+        plans.set(m.id, { choice, flow: channel.flow });
       }
     }
     let pending = due.filter((m) => plans.has(m.id));
@@ -326,14 +451,30 @@ export class Dispatch {
           if (list.length === 0) return;
           let out: SubmitResult[];
           try {
-            out = await connector.submit(list.map((m) => toOutbound(m, toLane(claims.get(m.id)?.lane ?? HIGH_LANE))), fence);
+            out = await connector.submit(
+              list.map((m) => toOutbound(m, toLane(claims.get(m.id)?.lane ?? HIGH_LANE), plans.get(m.id)!.flow)),
+              fence,
+            );
           } catch (err) {
+            // A submit that threw may have gone out before it did (the simulator's placement written, its answer
+            // lost with a database connection): what comes of it next may reach the operator twice.
             this.logger.warn({ err, connector: connector.name }, 'connector submit failed');
-            out = list.map(() => ({ ok: false as const, temporary: true, code: 'CONNECTOR_ERROR', reason: (err as Error).message }));
+            out = list.map(() => ({
+              ok: false as const,
+              temporary: true,
+              code: 'CONNECTOR_ERROR',
+              reason: (err as Error).message,
+              outcomeUnknown: true as const,
+            }));
           }
+          // Sent with no answer (a connection lost with the submit in its window, an answer that timed out): whatever
+          // comes of it next — the next connector of its route, or a retry — the operator may get it twice, as it
+          // may a message sent while its claim ran out.
+          const repeats = out.filter((r) => !r.ok && r.outcomeUnknown).length;
+          if (repeats > 0) this.opts.onFenced?.('after', repeats);
           list.forEach((m, i) => {
             const { choice } = plans.get(m.id)!;
-            outcomes.set(m.id, { route: choice.route, costPerPart: choice.costPerPart, connector: connector.name, result: out[i]! });
+            outcomes.set(m.id, { route: choice.route, costPerPart: choice.costs?.get(connector.name) ?? null, connector: connector.name, result: out[i]! });
           });
         }),
       );
@@ -346,7 +487,12 @@ export class Dispatch {
   }
 }
 
-export function toOutbound(m: MessageRow, lane: Lane): OutboundMessage {
+/** What routing weighs a message's cost against: its parts and what was charged for it, now. */
+function moneyOf(m: MessageRow): RoutedMoney {
+  return { parts: m.part_count, charged: m.charged, at: Date.now() };
+}
+
+export function toOutbound(m: MessageRow, lane: Lane, flow?: string): OutboundMessage {
   return {
     id: m.id,
     type: m.type,
@@ -359,5 +505,6 @@ export function toOutbound(m: MessageRow, lane: Lane): OutboundMessage {
     registeredDelivery: m.registered_delivery,
     attempt: m.attempts + 1,
     lane,
+    ...(flow !== undefined && { flow }),
   };
 }

@@ -1,4 +1,4 @@
-import { HIGH_LANE } from '../domain/fair-queue.ts';
+import { HIGH_LANE } from '../../domain/fair-queue.ts';
 import type { Claim, DispatchClaim } from '../../store/dispatch.ts';
 import type { MessageRow } from '../../store/messages.ts';
 

@@ -1,21 +1,37 @@
 import { Cache } from '../cache.ts';
 import type { InboundEvent } from '../ports.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import { optCommand } from '../domain/opt-out.ts';
-import { checkNumber, normaliseMsisdn } from '../domain/phone.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { DEFAULT_OPT_OUT_SHORT_CODE, isOptOutReply, optCommand } from '../../domain/opt-out.ts';
+import { checkNumber, normaliseMsisdn } from '../../domain/phone.ts';
 import { addToBlacklist, removeFromBlacklist } from '../../store/blacklist.ts';
 import { type Channel, listChannelOrganisationIds } from '../../store/channels.ts';
 import { inTransaction, type Store } from '../../store/db.ts';
-import { findLastMt, insertEvents, insertMessages, type MessageEventRow, type MessageRow, storedInboundUpstreamIds } from '../../store/messages.ts';
+import {
+  findLastMt,
+  insertEvents,
+  insertMessages,
+  type MessageEventRow,
+  type MessageRow,
+  organisationsWithMarketingTo,
+  storedInboundUpstreamIds,
+} from '../../store/messages.ts';
+import { listOrganisationIdsByOptOutCode } from '../../store/organisations.ts';
 import { insertUnrouted, listUnrouted, type UnroutedInboundRow } from '../../store/unrouted-inbound.ts';
 import type { TenancyService } from '../tenancy/service.ts';
-import { utcDay } from '../domain/dates.ts';
+import { utcDay } from '../../domain/dates.ts';
 import type { MessagingService } from './service.ts';
 
 const ROUTING_CACHE_TTL_MS = 5_000;
 const MISS_REFRESH_MS = 1_000;
 
 /** Active channels by `type|address`, as read at `at`. Dropped on every node when a channel changes (`settings`). */
+interface OptOp {
+  organisationId: string;
+  msisdn: string;
+  op: 'STOP' | 'START';
+  at: number;
+}
+
 interface RoutingTable {
   at: number;
   byAddress: Map<string, Channel>;
@@ -76,6 +92,28 @@ export class InboundService {
     return { at: now, byAddress };
   }
 
+  /**
+   * A STOP sent to an opt-out short code that no channel owns: it opts the number out of every organisation using
+   * that short code (its own, or the platform's) that sent it marketing.
+   */
+  private async optOutsByShortCode(to: string, msisdn: string, text: string | null, at: number): Promise<OptOp[]> {
+    const code = to.trim();
+    if (text === null || !/^\d{3,8}$/.test(code) || !isOptOutReply(text, code)) return [];
+    const candidates = await listOrganisationIdsByOptOutCode(this.store.db, code, code === DEFAULT_OPT_OUT_SHORT_CODE);
+    if (candidates.length === 0) return [];
+    const senders = await organisationsWithMarketingTo(this.store.db, candidates, msisdn);
+    return senders.map((organisationId) => ({ organisationId, msisdn, op: 'STOP' as const, at }));
+  }
+
+  /** STOP or START sent to a channel: the word alone, or STOP with the organisation's opt-out short code. */
+  private async optCommandFor(channel: Channel, text: string | null, now: number): Promise<'STOP' | 'START' | null> {
+    if (text === null) return null;
+    const command = optCommand(text);
+    if (command) return command;
+    const { shortCode } = await this.tenancy.optOut(channel.organisationId, now);
+    return isOptOutReply(text, shortCode) ? 'STOP' : null;
+  }
+
   /** Inbound messages that matched no channel, newest first. */
   listUnrouted(page: number, pageSize: number): Promise<UnroutedInboundRow[]> {
     return listUnrouted(this.store.db, { offset: (page - 1) * pageSize, limit: pageSize });
@@ -109,11 +147,12 @@ export class InboundService {
     const rows: MessageRow[] = [];
     const stored: MessageEventRow[] = [];
     const unrouted: UnroutedInboundRow[] = [];
-    const optOps: Array<{ organisationId: string; msisdn: string; op: 'STOP' | 'START'; at: number }> = [];
+    const optOps: OptOp[] = [];
     for (const e of events) {
       const channel = await this.channelFor(e.type, e.to, now);
       const from = normaliseMsisdn(e.from);
       if (!channel || !from.ok) {
+        if (from.ok) optOps.push(...(await this.optOutsByShortCode(e.to, from.msisdn, typeof e.body.text === 'string' ? e.body.text : null, e.at)));
         unrouted.push({
           id: uuidv7(e.at),
           connector: e.connector,
@@ -167,6 +206,8 @@ export class InboundService {
         extra: null,
         attempts: 0,
         route: null,
+        cost: null,
+        content_erased_at: null,
       });
       stored.push({
         id: uuidv7(e.at),
@@ -178,7 +219,7 @@ export class InboundService {
         detail: null,
         at: e.at,
       });
-      const command = text === null ? null : optCommand(text);
+      const command = await this.optCommandFor(channel, text, now);
       if (command) optOps.push({ organisationId: channel.organisationId, msisdn: from.msisdn, op: command, at: e.at });
     }
     await inTransaction(this.store, async (trx) => {

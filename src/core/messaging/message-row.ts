@@ -1,6 +1,6 @@
 import type { Channel } from '../../store/channels.ts';
 import type { MessageRow } from '../../store/messages.ts';
-import { utcDay } from '../domain/dates.ts';
+import { utcDay } from '../../domain/dates.ts';
 
 export interface OutboundRowInput {
   id: string;
@@ -73,5 +73,7 @@ export function outboundMessageRow(i: OutboundRowInput): MessageRow {
     extra: i.extra ? JSON.stringify(i.extra) : null,
     attempts: 0,
     route: null,
+    cost: null,
+    content_erased_at: null,
   };
 }

@@ -1,19 +1,11 @@
-import { PriceList } from '../domain/pricing.ts';
-import type { MessageStatus } from '../domain/status.ts';
+import { PriceList } from '../../domain/pricing.ts';
+import type { MessageStatus } from '../../domain/status.ts';
 import type { Channel } from '../../store/channels.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
-import {
-  findMessage,
-  findMessages,
-  listEvents,
-  listMessages,
-  type MessageEventRow,
-  type MessageFilter,
-  type MessageRow,
-} from '../../store/messages.ts';
+import { findMessage, findMessages, listEvents, listMessages, type MessageEventRow, type MessageFilter, type MessageRow } from '../../store/messages.ts';
 import { loadPrices, seedPrices, upsertPrices } from '../../store/prices.ts';
-import type { PriceEntry } from '../domain/default-prices.ts';
-import { fail } from '../errors.ts';
+import type { PriceEntry } from '../../domain/default-prices.ts';
+import { fail, isStorageError } from '../errors.ts';
 import { Cache } from '../cache.ts';
 import { GroupCommitter } from '../group-commit.ts';
 import type { TenancyService } from '../tenancy/service.ts';
@@ -22,10 +14,10 @@ import { removeFromDispatch, requeueDispatch } from '../../store/dispatch.ts';
 import { DISPATCH_QUEUE, LeasedQueue } from '../../store/queue.ts';
 import { acceptBatch, BalanceMovedError, type PreparedMessage } from './accept.ts';
 import type { DispatchHandoff } from './handoff.ts';
-import { FairQueue, HIGH_LANE, laneOf } from '../domain/fair-queue.ts';
-import { type Campaign, type CampaignInput, type CampaignResult, CampaignService } from './campaigns.ts';
-import { type SmsCampaignMessage, smsCampaignSender } from './sms-campaigns.ts';
-import { type PrepareContext, prepareSms, type SmsSendInput } from './sms.ts';
+import { FairQueue, HIGH_LANE, laneOf } from '../../domain/fair-queue.ts';
+import type { PrepareContext } from './prepare.ts';
+import { SendingWindows } from '../tenancy/sending-windows.ts';
+import { deferOutsideWindows } from './deferral.ts';
 import { type AppliedChanges, applyStatusChanges, type StatusChange } from './status.ts';
 
 const CHANNEL_CACHE_TTL_MS = 5_000;
@@ -33,6 +25,8 @@ const CHANNEL_CACHE_TTL_MS = 5_000;
 export interface MessagingOptions {
   /** How long a message may wait for an operator, from its send time. */
   messageValiditySeconds: number;
+  /** Where short links point, and how long they live; absent: no short links. */
+  shortLinks?: { base: string; ttlMs: number };
 }
 
 /**
@@ -53,8 +47,8 @@ export class MessagingService {
   /** Ranks of queued messages, fair between organisations (the dispatcher says how far it has served). */
   readonly dispatchOrder = new FairQueue();
   private readonly statusWriter: GroupCommitter<StatusChange, boolean>;
-  /** Campaigns of every message type; each type's pipeline registers how it sends one (SMS here, RCS in RcsService). */
-  readonly campaigns: CampaignService;
+  /** Organisations' marketing windows: messages sent outside them are deferred at accept. */
+  readonly windows: SendingWindows;
 
   constructor(
     private readonly store: Store,
@@ -64,6 +58,7 @@ export class MessagingService {
     readonly consumers: EventConsumers,
   ) {
     this.dispatchQueue = new LeasedQueue(store, DISPATCH_QUEUE);
+    this.windows = new SendingWindows(store, tenancy);
     tenancy.onChannelChange((id) => this.channels.delete(id));
     store.signals.on('settings', () => this.channels.clear());
     this.acceptor = new GroupCommitter((batch) => this.flushAccepts(batch), 256);
@@ -74,8 +69,6 @@ export class MessagingService {
     }, 500);
     // Another node changed the price list: read it again (a failed read keeps the list this node has).
     store.signals.on('prices', () => void this.reloadPrices().catch(() => undefined));
-    this.campaigns = new CampaignService(store, this);
-    this.campaigns.register('SMS', smsCampaignSender(this));
   }
 
   async init(now = Date.now()): Promise<void> {
@@ -121,17 +114,61 @@ export class MessagingService {
     const now = Date.now();
     const lease = this.handoff?.lease(now) ?? null;
     const accept = (lockBalancesFirst: boolean) =>
-      inTransaction(this.store, (trx) => acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease, this.dispatchOrder, lockBalancesFirst));
-    const rows = await accept(false).catch((err: unknown) => {
-      if (err instanceof BalanceMovedError) return accept(true);
-      throw err;
-    });
+      inTransaction(this.store, (trx) =>
+        acceptBatch(trx, this.store.dialect, batch, this.consumers, this.dispatchQueue, now, lease, this.dispatchOrder, lockBalancesFirst),
+      );
+    const attempt = () =>
+      accept(false).catch((err: unknown) => {
+        if (err instanceof BalanceMovedError) return accept(true);
+        throw err;
+      });
+    let rows: MessageRow[];
+    try {
+      rows = await attempt();
+    } catch (err) {
+      // SQLite's commit is in this process: when it fails, nothing was written.
+      if (!isStorageError(err) || this.store.dialect !== 'postgres') throw err;
+      rows = await this.afterLostAccept(batch, err, attempt);
+    }
     if (lease && this.handoff) {
       const highLane = new Set(batch.filter((p) => laneOf(p.channel.flow) === HIGH_LANE).map((p) => p.row.id));
       const handed = rows.filter((m) => highLane.has(m.id) && (m.status === 'ENROUTE' || m.status === 'SCHEDULED') && m.send_at <= now);
       if (handed.length > 0) this.handoff.take(lease, handed);
     }
     return rows;
+  }
+
+  /**
+   * The accept transaction failed with the database. If the connection was lost while its commit was under way, the
+   * commit may have gone through; the messages' ids were chosen before, so they tell: all stored — it committed, and
+   * they are answered as accepted; none — it did not (yet), and it runs once more on another connection, under the
+   * same ids, so that a lost commit that lands after all makes this one fail on them (never two copies), found by a
+   * last look. When the database cannot be asked, the failure is answered: the send is refused (503), never
+   * acknowledged without being stored.
+   */
+  private async afterLostAccept(batch: PreparedMessage[], failure: unknown, attempt: () => Promise<MessageRow[]>): Promise<MessageRow[]> {
+    const stored = async (): Promise<MessageRow[] | null> => {
+      const ids = batch.map((p) => p.row.id);
+      const found = new Map((await findMessages(this.store.db, ids)).map((m) => [m.id, m]));
+      if (found.size === 0) return null;
+      // One transaction stored all of them or none.
+      if (found.size !== ids.length) throw failure;
+      for (const signal of ['dispatch', 'webhooks', 'smpp-outbox'] as const) this.store.signals.fire(signal);
+      return ids.map((id) => found.get(id)!);
+    };
+    // A database that does not answer its probe (bounded by a short timeout) cannot tell: answered at once.
+    if (!(await this.store.health.check())) throw failure;
+    const before = await stored().catch(() => {
+      throw failure;
+    });
+    if (before) return before;
+    try {
+      return await attempt();
+    } catch (err) {
+      const after = await stored().catch(() => null);
+      if (after) return after;
+      throw isStorageError(err) ? err : failure;
+    }
   }
 
   /** Declared once by the composition root: this node's dispatcher takes the messages it accepts (see handoff.ts). */
@@ -150,44 +187,43 @@ export class MessagingService {
 
   /** Stores prepared messages (any type) through the group-committed accept transaction. */
   accept(prepared: PreparedMessage): Promise<MessageRow> {
-    const screening = this.screen?.([prepared]) ?? null;
-    return screening ? screening.then(() => this.acceptor.submit(prepared)) : this.acceptor.submit(prepared);
+    const before = this.beforeAccept([prepared]);
+    return before ? before.then(() => this.acceptor.submit(prepared)) : this.acceptor.submit(prepared);
   }
 
-  async sendSms(
-    channel: Channel,
-    input: SmsSendInput,
-    afterInsert?: PreparedMessage['afterInsert'],
-    now = Date.now(),
-  ): Promise<MessageRow> {
-    const prepared = await prepareSms(channel, input, await this.prepareContext(channel, now));
-    prepared.afterInsert = afterInsert;
-    return this.accept(prepared);
+  /**
+   * What runs before messages are stored: the screen, then the marketing windows. Null when nothing has to be waited
+   * for, so messages go on in the order they came.
+   */
+  private beforeAccept(batch: readonly PreparedMessage[]): Promise<void> | null {
+    const screening = this.screen?.(batch) ?? null;
+    const now = Date.now();
+    if (!batch.some((p) => this.windows.mayHold(p.channel, now))) return screening;
+    return (screening ?? Promise.resolve()).then(() => deferOutsideWindows(this.store.db, this.windows, batch, now));
   }
 
-  /** What preparing a message of `channel` needs: prices, validity, and its organisation's country and time zone. */
+  /**
+   * What preparing a message of `channel` needs: prices, validity, its organisation's country and time zone, opt-out
+   * mention and sender registry.
+   */
   async prepareContext(channel: Channel, now = Date.now()): Promise<PrepareContext> {
-    const locale = await this.tenancy.locale(channel.organisationId, now);
-    return { priceList: this.priceList, validitySeconds: this.options.messageValiditySeconds, now, locale };
+    const [locale, optOut] = await Promise.all([this.tenancy.locale(channel.organisationId, now), this.tenancy.optOut(channel.organisationId, now)]);
+    const { shortLinks } = this.options;
+    return {
+      priceList: this.priceList,
+      validitySeconds: this.options.messageValiditySeconds,
+      now,
+      locale,
+      optOut,
+      senders: this.tenancy.senders,
+      ...(shortLinks && { shortLinks }),
+    };
   }
 
   /** Stores prepared messages together (one group commit); answers them in order. */
   acceptMany(prepared: PreparedMessage[]): Promise<MessageRow[]> {
-    const screening = this.screen?.(prepared) ?? null;
-    return screening ? screening.then(() => this.acceptor.submitMany(prepared)) : this.acceptor.submitMany(prepared);
-  }
-
-  /** An SMS campaign (the legacy interface's group sends): the campaign use case, as every door sends one. */
-  sendCampaign(channel: Channel, input: CampaignInput<SmsCampaignMessage>, now = Date.now()): Promise<CampaignResult> {
-    return this.campaigns.create('SMS', channel, input, now);
-  }
-
-  campaign(campaignId: string, channelIds: string[]): Promise<Campaign> {
-    return this.campaigns.get(campaignId, channelIds);
-  }
-
-  cancelCampaign(campaignId: string, channelIds: string[], now = Date.now()): Promise<Campaign> {
-    return this.campaigns.cancel(campaignId, channelIds, now);
+    const before = this.beforeAccept(prepared);
+    return before ? before.then(() => this.acceptor.submitMany(prepared)) : this.acceptor.submitMany(prepared);
   }
 
   async get(id: string, channelIds: string[], type?: string): Promise<MessageRow> {
@@ -213,9 +249,7 @@ export class MessagingService {
   async cancel(id: string, channelIds: string[], type?: string, now = Date.now()): Promise<MessageRow> {
     const m = await this.get(id, channelIds, type);
     if (m.status !== 'SCHEDULED') fail('CONFLICT', `message ${id} is ${m.status}; only a SCHEDULED message can be cancelled`);
-    const { applied } = await this.applyStatusNow([
-      { messageId: id, status: 'CANCELLED', detail: 'CANCELLED_BY_USER', at: now, refund: true },
-    ]);
+    const { applied } = await this.applyStatusNow([{ messageId: id, status: 'CANCELLED', detail: 'CANCELLED_BY_USER', at: now, refund: true }]);
     if (applied.length === 0) fail('CONFLICT', `message ${id} left SCHEDULED before it could be cancelled`);
     await removeFromDispatch(this.store.db, [id]);
     return applied[0]!;

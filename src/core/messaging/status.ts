@@ -1,12 +1,12 @@
-import { uuidv7 } from '../domain/ids.ts';
-import { canTransition, type MessageStatus, type StatusDetail } from '../domain/status.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { canTransition, isFinal, type MessageStatus, type StatusDetail } from '../../domain/status.ts';
 import type { Db, Dialect } from '../../store/db.ts';
 import { applyCredits } from '../../store/ledger.ts';
 import { insertEvents, lockMessages, type MessageEventRow, type MessageRow, writeStatuses } from '../../store/messages.ts';
 import { RollupBatch } from '../../store/rollups.ts';
-import type { EventConsumers } from '../events.ts';
+import type { EventConsumers, SettledMessage } from '../events.ts';
 import { rollupKeyOf } from './accept.ts';
-import { groupBy } from '../domain/group-by.ts';
+import { groupBy } from '../../domain/group-by.ts';
 
 export interface StatusChange {
   messageId: string;
@@ -43,12 +43,19 @@ export async function applyStatusChanges(
   consumers: EventConsumers,
 ): Promise<AppliedChanges> {
   const messages = new Map<string, MessageRow>();
-  for (const m of await lockMessages(db, dialect, changes.map((c) => c.messageId))) messages.set(m.id, m);
+  for (const m of await lockMessages(
+    db,
+    dialect,
+    changes.map((c) => c.messageId),
+  ))
+    messages.set(m.id, m);
   const rollups = new RollupBatch();
   const events: MessageEventRow[] = [];
   const ignored: StatusChange[] = [];
   const touched = new Map<string, MessageRow>();
   const refunds: Array<{ m: MessageRow; amount: number; description: string }> = [];
+  const settled: SettledMessage[] = [];
+  const counting = consumers.counting;
 
   for (const c of [...changes].sort((a, b) => a.at - b.at)) {
     const m = messages.get(c.messageId);
@@ -60,6 +67,10 @@ export async function applyStatusChanges(
     const key = rollupKeyOf(m, channelType);
     const units = m.charged > 0 ? m.part_count : 0;
     rollups.move(key, c.status, units, m.charged);
+    // Counted once a message: at its first final status (a READ after DELIVERED is not a second one).
+    if (counting && m.direction !== 'MO' && !isFinal(m.status as MessageStatus) && isFinal(c.status)) {
+      settled.push({ type: channelType, status: c.status, afterSeconds: (Math.max(c.at, m.status_at) - Math.max(m.accepted_at, m.send_at)) / 1000 });
+    }
     m.status = c.status;
     m.status_detail = c.detail ?? null;
     m.status_at = Math.max(c.at, m.status_at);
@@ -119,5 +130,6 @@ export async function applyStatusChanges(
   await rollups.raiseEpochs(db);
   await insertEvents(db, events);
   await consumers.run(db, events, touched);
+  consumers.counted(db, [], settled);
   return { applied: [...touched.values()], ignored };
 }

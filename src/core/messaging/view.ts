@@ -1,6 +1,6 @@
-import { omitNulls, setOwn } from '../domain/absent.ts';
-import { toEuros } from '../domain/money.ts';
-import { countryName } from '../domain/phone.ts';
+import { omitNulls, setOwn } from '../../domain/absent.ts';
+import { toEuros } from '../../domain/money.ts';
+import { countryName } from '../../domain/phone.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { MessageRow } from '../../store/messages.ts';
 
@@ -17,6 +17,8 @@ export interface MessageObject {
   recipient: { to: string };
   from?: string;
   body: Record<string, unknown>;
+  /** When the content retention or an erasure request emptied its body (ours). */
+  contentErasedAt?: string;
   price?: { amount: number; currency: string; kind?: string };
   status?: {
     value: string;
@@ -52,6 +54,7 @@ export function messageObject(m: MessageRow, channel: Channel, base: string): Me
   obj.recipient = { to: m.recipient };
   if (m.sender != null) obj.from = m.sender;
   obj.body = omitNulls(JSON.parse(m.body) as Record<string, unknown>);
+  if (m.content_erased_at != null) obj.contentErasedAt = new Date(m.content_erased_at).toISOString();
   if (m.ref_client != null) obj.refClient = m.ref_client;
   if (m.callback_url_status != null) obj.callbackUrlStatus = m.callback_url_status;
   if (m.callback_url_mo != null) obj.callbackUrlMo = m.callback_url_mo;
@@ -60,7 +63,8 @@ export function messageObject(m: MessageRow, channel: Channel, base: string): Me
     for (const [key, value] of Object.entries(omitNulls(JSON.parse(m.extra) as Record<string, unknown>))) setOwn(obj, key, value);
   }
   if (m.direction === 'MT') {
-    obj.price = m.price_kind && m.type !== 'SMS' ? { amount: toEuros(m.charged), currency: 'EUR', kind: m.price_kind } : { amount: toEuros(m.charged), currency: 'EUR' };
+    obj.price =
+      m.price_kind && m.type !== 'SMS' ? { amount: toEuros(m.charged), currency: 'EUR', kind: m.price_kind } : { amount: toEuros(m.charged), currency: 'EUR' };
     const status: NonNullable<MessageObject['status']> = { value: m.status, deliveryDate: new Date(m.status_at).toISOString() };
     if (m.status_detail != null) status.detail = m.status_detail;
     if (m.mcc_mnc) {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { codeFromBytes, normaliseCode } from '../domain/otp.ts';
+import { codeFromBytes, normaliseCode } from '../../domain/otp.ts';
 
 /**
  * Codes of one-time passwords under a key derived from the server's secret key (TERN_SECRET_KEY, or the key file

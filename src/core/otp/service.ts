@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { uuidv7 } from '../domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import {
   decideCheck,
   decideSend,
@@ -21,7 +21,7 @@ import {
   spokenText,
   statusAt,
   templateProblem,
-} from '../domain/otp.ts';
+} from '../../domain/otp.ts';
 import type { Channel } from '../../store/channels.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import type { MessageRow } from '../../store/messages.ts';
@@ -45,7 +45,8 @@ import { LeasedQueue } from '../../store/queue.ts';
 import { CoreError, fail, RateLimitedError } from '../errors.ts';
 import type { PreparedMessage } from '../messaging/accept.ts';
 import type { MessagingService } from '../messaging/service.ts';
-import { checkRefClient, normaliseRecipient, prepareSms } from '../messaging/sms.ts';
+import { prepareSms } from '../sms/prepare.ts';
+import { checkRefClient, normaliseRecipient } from '../messaging/prepare.ts';
 import type { OutboundMessage } from '../ports.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import type { VoiceService } from '../voice/service.ts';
@@ -134,7 +135,8 @@ function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], fa
 
 function inRange(value: number | undefined, bounds: { min: number; max: number }, fallback: number, field: string): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) fail('INVALID_REQUEST', `a whole number from ${bounds.min} to ${bounds.max}`, field);
+  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max)
+    fail('INVALID_REQUEST', `a whole number from ${bounds.min} to ${bounds.max}`, field);
   return value;
 }
 
@@ -178,10 +180,13 @@ export class OtpService {
     const problem = templateProblem(template);
     if (problem) fail('INVALID_REQUEST', problem, 'template');
     const codeLength = inRange(input.codeLength, OTP_LIMITS.codeLength, OTP_LIMITS.codeLength.default, 'codeLength');
-    if (input.fallbackAfterSeconds !== undefined && channel !== 'SMS') fail('INVALID_REQUEST', 'a call is a fallback of a text message only (channel SMS)', 'fallbackAfterSeconds');
-    const fallbackAfterMs = input.fallbackAfterSeconds === undefined ? null : inRange(input.fallbackAfterSeconds, OTP_LIMITS.fallbackAfterSeconds, 0, 'fallbackAfterSeconds') * 1000;
+    if (input.fallbackAfterSeconds !== undefined && channel !== 'SMS')
+      fail('INVALID_REQUEST', 'a call is a fallback of a text message only (channel SMS)', 'fallbackAfterSeconds');
+    const fallbackAfterMs =
+      input.fallbackAfterSeconds === undefined ? null : inRange(input.fallbackAfterSeconds, OTP_LIMITS.fallbackAfterSeconds, 0, 'fallbackAfterSeconds') * 1000;
     const ttlMs = inRange(input.ttlSeconds, OTP_LIMITS.ttlSeconds, OTP_LIMITS.ttlSeconds.default, 'ttlSeconds') * 1000;
-    if (fallbackAfterMs !== null && fallbackAfterMs >= ttlMs) fail('INVALID_REQUEST', 'must be shorter than ttlSeconds: the call would come after the code ended', 'fallbackAfterSeconds');
+    if (fallbackAfterMs !== null && fallbackAfterMs >= ttlMs)
+      fail('INVALID_REQUEST', 'must be shorter than ttlSeconds: the call would come after the code ended', 'fallbackAfterSeconds');
     if (channel === 'VOICE' || fallbackAfterMs !== null) {
       const said = spokenText(template, 'X'.repeat(codeLength));
       if (said.length > MAX_VOICE_TEXT_LENGTH) {
@@ -229,7 +234,12 @@ export class OtpService {
     }
     // Checked again under the number's lock when the message is stored; this spares a refused request its message.
     const pending = await this.livePending(this.db, channel.organisationId, r.recipient, now);
-    const allowed = decideSend(pending?.last_sent_at ?? null, await sendTimesSince(this.db, channel.organisationId, r.recipient, now - HOUR_MS), this.rules, now);
+    const allowed = decideSend(
+      pending?.last_sent_at ?? null,
+      await sendTimesSince(this.db, channel.organisationId, r.recipient, now - HOUR_MS),
+      this.rules,
+      now,
+    );
     if (!allowed.ok) throw new RateLimitedError(`recipient.to: ${allowed.reason}`, allowed.retryAt);
 
     const keep = pending !== null;
@@ -276,7 +286,11 @@ export class OtpService {
         afterInsert,
       );
     } else {
-      const prepared = await prepareSms(s.channel, { to: s.recipient, text: shown, refClient: s.refClient, source: s.source, extra }, await this.messaging.prepareContext(s.channel, s.now));
+      const prepared = await prepareSms(
+        s.channel,
+        { to: s.recipient, text: shown, refClient: s.refClient, source: s.source, extra },
+        await this.messaging.prepareContext(s.channel, s.now),
+      );
       prepared.row.body = JSON.stringify({ ...(JSON.parse(prepared.row.body) as Record<string, unknown>), masked: true });
       prepared.afterInsert = afterInsert;
       row = await this.messaging.accept(prepared);
@@ -462,7 +476,14 @@ export class OtpService {
   async reveal(batch: OutboundMessage[]): Promise<OutboundMessage[]> {
     const masked = batch.filter((m) => m.body.masked === true);
     if (masked.length === 0) return batch;
-    const secrets = new Map((await sendSecrets(this.db, masked.map((m) => m.id))).map((s) => [s.message_id, s]));
+    const secrets = new Map(
+      (
+        await sendSecrets(
+          this.db,
+          masked.map((m) => m.id),
+        )
+      ).map((s) => [s.message_id, s]),
+    );
     return batch.map((m) => {
       const s = m.body.masked === true ? secrets.get(m.id) : undefined;
       if (!s) return m;

@@ -1,5 +1,5 @@
-import { present } from '../domain/absent.ts';
-import { type OtpChannel, type OtpStatus, statusAt } from '../domain/otp.ts';
+import { present } from '../../domain/absent.ts';
+import { type OtpChannel, type OtpStatus, statusAt } from '../../domain/otp.ts';
 import type { OtpRow } from '../../store/otp.ts';
 
 /** A one-time password as the verify API answers it and as its webhooks carry it; the code is never part of it. */

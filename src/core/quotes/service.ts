@@ -1,8 +1,10 @@
-import { checkNumber } from '../domain/phone.ts';
-import { rcsPriceKind, type RcsBody } from '../domain/rcs.ts';
-import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, PART_LIMITS, type TextEncoding, TextError } from '../domain/text.ts';
+import { shortenLinksOf } from '../links/shorten.ts';
+import { checkNumber } from '../../domain/phone.ts';
+import { rcsPriceKind, type RcsBody } from '../../domain/rcs.ts';
+import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, PART_LIMITS, type TextEncoding, TextError } from '../../domain/text.ts';
 import { fail } from '../errors.ts';
-import { normaliseRecipient, OPT_OUT_MENTION } from '../messaging/sms.ts';
+import { optOutLineFor } from '../sms/prepare.ts';
+import { normaliseRecipient } from '../messaging/prepare.ts';
 import type { MessagingService } from '../messaging/service.ts';
 import type { TenancyService } from '../tenancy/service.ts';
 import type { Channel } from '../types.ts';
@@ -19,6 +21,8 @@ export interface TextCount {
   remainingInPart: number;
   /** More than MAX_MESSAGE_PARTS: a send would be refused. */
   tooLong: boolean;
+  /** The opt-out mention is appended and counted (always on marketing to French numbers). */
+  stop: boolean;
 }
 
 export interface Quote {
@@ -46,11 +50,11 @@ export interface QuoteInput {
   rcsBody?: RcsBody;
 }
 
-/** Counts a text the way an SMS send does (`stop` appends the opt-out mention); bad text is a request error. */
-export function countText(text: string, encoding?: TextEncoding, stop?: boolean): TextCount {
+/** Counts a text the way an SMS send does (`mention`, the opt-out line, appended); bad text is a request error. */
+export function countText(text: string, encoding: TextEncoding | undefined, mention: string | null): TextCount {
   let a;
   try {
-    a = analyseText(stop ? `${text}${OPT_OUT_MENTION}` : text, encoding);
+    a = analyseText(mention === null ? text : `${text}${mention}`, encoding);
   } catch (err) {
     if (err instanceof TextError) fail('INVALID_REQUEST', err.message, 'body.text');
     throw err;
@@ -65,6 +69,7 @@ export function countText(text: string, encoding?: TextEncoding, stop?: boolean)
     unitsPerPart,
     remainingInPart: tooLong ? 0 : Math.max(0, unitsPerPart * a.messagePartCount - a.length),
     tooLong,
+    stop: mention !== null,
   };
 }
 
@@ -92,7 +97,11 @@ export class QuoteService {
     const prices = this.messaging.priceListNow;
     const chargeable = recipient === undefined || recipient.valid;
     if (type === 'SMS') {
-      const text = countText(input.text ?? '', input.encoding, input.stop);
+      // Without a recipient the country is unknown: the mention counts when `stop` asks for it. The text is counted as
+      // it would be sent: its long URLs shortened on a channel with short links.
+      const mention = optOutLineFor(input.stop, channel.flow, country, await this.tenancy.optOut(channel.organisationId));
+      const sent = shortenLinksOf(channel, input.text ?? '', await this.messaging.prepareContext(channel)).text;
+      const text = countText(sent, input.encoding, mention);
       const unitPrice = prices.unitPrice('SMS', country, 'SMS') ?? 0;
       const units = text.tooLong ? MAX_MESSAGE_PARTS : text.messagePartCount;
       return { type, ...(recipient && { recipient }), text, kind: 'SMS', units, unitPrice, price: chargeable ? unitPrice * units : 0 };

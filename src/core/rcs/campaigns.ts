@@ -1,12 +1,21 @@
-import { type RcsBody, rcsBodyLength, rcsBodyProblem, rcsPriceKind, withRcsDefaults } from '../domain/rcs.ts';
+import { type RcsBody, rcsBodyLength, rcsBodyProblem, rcsPriceKind, withRcsDefaults } from '../../domain/rcs.ts';
 import type { MessageRow } from '../../store/messages.ts';
 import { CoreError, fail } from '../errors.ts';
-import type { CampaignSender } from '../messaging/campaigns.ts';
+import type { CampaignSender } from '../campaigns/service.ts';
 import type { MessagingService } from '../messaging/service.ts';
 import type { RcsSendInput, RcsService } from './service.ts';
 
 /** What every RCS message of a campaign shares. */
 export type RcsCampaignMessage = Omit<RcsSendInput, 'to' | 'refClient' | 'campaignId' | 'toField' | 'source'>;
+
+declare module '../campaigns/service.ts' {
+  interface CampaignMessages {
+    RCS: RcsCampaignMessage;
+  }
+  interface CampaignBodies {
+    RCS: RcsBody;
+  }
+}
 
 /** Recipients sent at once: each message waits on its recipient's capability and its conversation. */
 const CONCURRENCY = 200;

@@ -1,20 +1,21 @@
 import type { Logger } from 'pino';
-import type { RequestedDate } from '../domain/dates.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import { describeNumber } from '../domain/phone.ts';
+import type { RequestedDate } from '../../domain/dates.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { describeNumber } from '../../domain/phone.ts';
 import {
   conversationWindow,
   RCS_LIMITS,
   type RcsBody,
   rcsBodyLength,
+  type RcsBodyProblem,
   rcsBodyProblem,
   rcsPriceKind,
   type RcsValidity,
   validityOf,
   validitySeconds,
   withRcsDefaults,
-} from '../domain/rcs.ts';
-import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, TextError } from '../domain/text.ts';
+} from '../../domain/rcs.ts';
+import { analyseText, exceedsPartLimit, MAX_MESSAGE_PARTS, TextError } from '../../domain/text.ts';
 import { networkLookup } from '../lookup/enrich.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Store } from '../../store/db.ts';
@@ -32,22 +33,16 @@ import {
 import { CoreError, fail, underField } from '../errors.ts';
 import type { EventConsumer } from '../events.ts';
 import type { PreparedMessage, SharedCharge } from '../messaging/accept.ts';
-import { rcsCampaignSender } from './campaigns.ts';
 import { outboundMessageRow } from '../messaging/message-row.ts';
 import type { MessagingOptions, MessagingService } from '../messaging/service.ts';
-import {
-  checkCallbackUrl,
-  checkRefClient,
-  type MessageSource,
-  normaliseRecipient,
-  prepareSms,
-  resolveSender,
-  resolveSendAt,
-} from '../messaging/sms.ts';
+import { prepareSms } from '../sms/prepare.ts';
+import { checkCallbackUrl, checkRefClient, type MessageSource, normaliseRecipient, resolveSender, resolveSendAt } from '../messaging/prepare.ts';
 
 /** What Tern needs from the RCS operator network beyond submitting: capability and revocation. */
 export interface RcsNetwork {
   capability(msisdn: string): Promise<{ capable: boolean; features: string[] }>;
+  /** What of a body the connector RCS messages to this number go through cannot carry, or null. */
+  bodyProblem(msisdn: string, body: RcsBody): { connector: string; problem: RcsBodyProblem } | null;
   /** Withdraws messages not yet delivered, at the connectors that carry them (before their SMS fallback goes out). */
   revoke(messages: Array<{ id: string; connector: string | null }>): Promise<void>;
 }
@@ -117,9 +112,7 @@ export class RcsService {
     private readonly network: RcsNetwork,
     private readonly options: MessagingOptions,
     private readonly logger: Logger,
-  ) {
-    messaging.campaigns.register('RCS', rcsCampaignSender(this, messaging));
-  }
+  ) {}
 
   async capability(msisdn: string, field = 'msisdn'): Promise<RcsCapability> {
     const n = normaliseRecipient(msisdn, field);
@@ -134,18 +127,21 @@ export class RcsService {
    * conversation costs the conversation's price only when none of its messages is charged yet, which the accept
    * transaction settles.
    */
-  async send(
-    channel: Channel,
-    input: RcsSendInput,
-    afterInsert?: PreparedMessage['afterInsert'],
-    now = Date.now(),
-  ): Promise<MessageRow> {
-    const { body, locale, sender, refClient, callbackUrlStatus, callbackUrlMo, sendAt, validity, seconds, fallback } =
-      await this.checkShared(channel, input, now);
+  async send(channel: Channel, input: RcsSendInput, afterInsert?: PreparedMessage['afterInsert'], now = Date.now()): Promise<MessageRow> {
+    const { body, locale, sender, refClient, callbackUrlStatus, callbackUrlMo, sendAt, validity, seconds, fallback } = await this.checkShared(
+      channel,
+      input,
+      now,
+    );
     const recipient = normaliseRecipient(input.to, input.toField ?? 'recipient.to', locale.defaultCountry);
 
     const number = describeNumber(recipient);
     const capable = number.valid && (await this.network.capability(recipient)).capable;
+    if (capable) {
+      // Refused now rather than lost at submit: the operator that would carry it has no place for part of it.
+      const refused = this.network.bodyProblem(recipient, body);
+      if (refused) fail('INVALID_REQUEST', `${refused.problem.message} (connector ${refused.connector} cannot carry it)`, `body.${refused.problem.path}`);
+    }
     const network = number.valid ? await networkLookup(recipient) : null;
 
     const conversation = number.valid ? await findOpenConversation(this.store.db, channel.id, recipient, now) : null;
@@ -290,7 +286,23 @@ export class RcsService {
   }
 
   /**
-   * Expiry handler: RCS messages with a fallback still not delivered at the end of their validity are revoked,
+   * The end of RCS messages' validity: those with a fallback go through `expire`; the others are withdrawn at their
+   * connector (RBM's revocation) and expire as usual. Returns the ids `expire` took care of.
+   */
+  async validityEnded(messageIds: string[], now = Date.now()): Promise<string[]> {
+    const handled = await this.expire(messageIds, now);
+    const done = new Set(handled);
+    const rest = (await this.messaging.getMany(messageIds.filter((id) => !done.has(id)))).filter((m) => m.type === 'RCS' && m.status === 'ENROUTE');
+    if (rest.length > 0) {
+      await this.network
+        .revoke(rest.map((m) => ({ id: m.id, connector: m.connector })))
+        .catch((err) => this.logger.warn({ err }, 'RCS messages could not be revoked'));
+    }
+    return handled;
+  }
+
+  /**
+   * Expiry handler (and what an operator's UNDELIVERED report leads to): RCS messages with a fallback still not delivered at the end of their validity are revoked,
    * end UNDELIVERED / FALLBACK_SMS (refunded: the user never got them) and their SMS goes out. Returns the ids it
    * took care of; the others expire as usual.
    */
@@ -368,7 +380,10 @@ export class RcsService {
       offset: (q.page - 1) * q.pageSize,
       limit: q.pageSize,
     });
-    const messages = await conversationMessages(this.store.db, rows.map((r) => r.id));
+    const messages = await conversationMessages(
+      this.store.db,
+      rows.map((r) => r.id),
+    );
     return rows.map((conversation) => ({ conversation, messages: messages.get(conversation.id) ?? [] }));
   }
 

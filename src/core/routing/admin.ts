@@ -1,10 +1,23 @@
-import { uuidv7 } from '../domain/ids.ts';
-import { orderRoutes, type RouteMatch, type WeightedConnector } from '../domain/routing.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { orderRoutes, ROUTE_STRATEGIES, type RouteMatch, type RouteStrategy, toStrategy, type WeightedConnector } from '../../domain/routing.ts';
 import { CoreError, fail } from '../errors.ts';
-import { parseEuros, toEuros } from '../domain/money.ts';
+import { parseEuros, toEuros } from '../../domain/money.ts';
 import type { ConnectorKinds } from '../ports.ts';
 import type { SecretBox } from '../secrets.ts';
-import type { Store } from '../../store/db.ts';
+import { inTransaction, type Store } from '../../store/db.ts';
+import { checkRate, parseRateCsv, type Rate, RateError, type RateInput } from '../../domain/rates.ts';
+import {
+  type ConnectorRateRow,
+  deleteRateRows,
+  deleteRatesOfConnector,
+  insertRateRows,
+  listRateRows,
+  type MarginTotal,
+  marginTotals,
+} from '../../store/rates.ts';
+import { toRate } from './service.ts';
+import { listAttempts, type MessageAttemptRow } from '../../store/attempts.ts';
+import { findMessages } from '../../store/messages.ts';
 import {
   type ConnectorRow,
   deleteConnectorRow,
@@ -45,6 +58,12 @@ export interface RouteView {
   failover: string[];
   /** Euros per part, or null. */
   costPerPart: number | null;
+  lookupBeforeSend: boolean;
+  strategy: RouteStrategy;
+  allowLoss: boolean;
+  maxAttempts: number;
+  /** 0 to 1, or null. */
+  minDeliveryRate: number | null;
   source: DefinitionSource;
   enabled: boolean;
   createdAt: number;
@@ -62,7 +81,25 @@ export interface RouteInput {
   connectors?: unknown;
   failover?: unknown;
   costPerPart?: unknown;
+  lookupBeforeSend?: unknown;
+  strategy?: unknown;
+  allowLoss?: unknown;
+  maxAttempts?: unknown;
+  minDeliveryRate?: unknown;
   enabled?: unknown;
+}
+
+/** Rates loaded at once at most (JSON or CSV). */
+const MAX_RATES = 10_000;
+
+/** Runs a check of rates; its error becomes the core's, naming where. */
+function rateOrFail<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (e instanceof RateError) invalid(e.field, e.reason);
+    throw e;
+  }
 }
 
 const NAME_RE = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -113,6 +150,11 @@ export class ConnectorAdmin {
       connectors: JSON.parse(r.connectors) as WeightedConnector[],
       failover: JSON.parse(r.failover) as string[],
       costPerPart: r.cost_per_part === null ? null : toEuros(Number(r.cost_per_part)),
+      lookupBeforeSend: Number(r.lookup_before_send) === 1,
+      strategy: toStrategy(r.strategy),
+      allowLoss: Number(r.allow_loss) === 1,
+      maxAttempts: Number(r.max_attempts),
+      minDeliveryRate: r.min_delivery_rate === null ? null : Number(r.min_delivery_rate) / 10_000,
       source: r.source as DefinitionSource,
       enabled: r.enabled === 1,
       createdAt: Number(r.created_at),
@@ -213,7 +255,10 @@ export class ConnectorAdmin {
       return v.connectors.some((c) => c.connectorId === id) || v.failover.includes(id);
     });
     if (users.length > 0) fail('CONFLICT', `routes ${users.map((r) => r.name).join(', ')} use connector ${row.name}; change them first`);
-    await deleteConnectorRow(this.store.db, id);
+    await inTransaction(this.store, async (trx) => {
+      await deleteConnectorRow(trx, id);
+      await deleteRatesOfConnector(trx, id);
+    });
     await this.changed();
     return this.view(row);
   }
@@ -269,7 +314,7 @@ export class ConnectorAdmin {
     if (!Array.isArray(rawFailover) || rawFailover.length > 32) invalid('failover', 'a list of at most 32 connectors');
     const failover: string[] = [];
     for (const [i, f] of rawFailover.entries()) failover.push(await this.connectorRef(f, `failover[${i}]`));
-    const cost = input.costPerPart !== undefined ? input.costPerPart : previous?.costPerPart ?? null;
+    const cost = input.costPerPart !== undefined ? input.costPerPart : (previous?.costPerPart ?? null);
     let costMicros: number | null = null;
     if (cost !== null) {
       const parsed = parseEuros(cost, { allowZero: true });
@@ -279,13 +324,31 @@ export class ConnectorAdmin {
     }
     const enabled = input.enabled ?? previous?.enabled ?? true;
     if (typeof enabled !== 'boolean') invalid('enabled', 'must be true or false');
+    const lookupBeforeSend = input.lookupBeforeSend ?? previous?.lookupBeforeSend ?? false;
+    if (typeof lookupBeforeSend !== 'boolean') invalid('lookupBeforeSend', 'must be true or false');
+    if (lookupBeforeSend && match.type === 'LOOKUP') invalid('lookupBeforeSend', 'is for routes that carry messages, not LOOKUP routes');
+    const strategy = input.strategy ?? previous?.strategy ?? 'weight';
+    if (typeof strategy !== 'string' || !(ROUTE_STRATEGIES as readonly string[]).includes(strategy))
+      invalid('strategy', `one of ${ROUTE_STRATEGIES.join(', ')}`);
+    const allowLoss = input.allowLoss ?? previous?.allowLoss ?? false;
+    if (typeof allowLoss !== 'boolean') invalid('allowLoss', 'must be true or false');
+    const maxAttempts = input.maxAttempts ?? previous?.maxAttempts ?? 1;
+    if (!Number.isInteger(maxAttempts) || (maxAttempts as number) < 1 || (maxAttempts as number) > 10) invalid('maxAttempts', 'a whole number from 1 to 10');
+    const minRate = input.minDeliveryRate !== undefined ? input.minDeliveryRate : (previous?.minDeliveryRate ?? null);
+    if (minRate !== null && (typeof minRate !== 'number' || !Number.isFinite(minRate) || minRate < 0 || minRate > 1))
+      invalid('minDeliveryRate', 'a delivery rate from 0 to 1 (0.9: 90 %), or null');
     return {
+      min_delivery_rate: minRate === null ? null : Math.round(minRate * 10_000),
+      strategy,
+      allow_loss: allowLoss ? 1 : 0,
+      max_attempts: maxAttempts as number,
       name: name.trim(),
       priority: priority as number,
       match: JSON.stringify(match),
       connectors: JSON.stringify(connectors),
       failover: JSON.stringify(failover),
       cost_per_part: costMicros,
+      lookup_before_send: lookupBeforeSend ? 1 : 0,
       enabled: enabled ? 1 : 0,
     };
   }
@@ -316,17 +379,15 @@ export class ConnectorAdmin {
    * Brings the connectors and routes of the configuration file in: created or overwritten by name (the file wins),
    * and those the file named before but no longer does are removed. Errors name the entry.
    */
-  async applyConfiguration(
-    connectors: readonly Record<string, unknown>[] | null,
-    routes: readonly Record<string, unknown>[] | null,
-  ): Promise<void> {
+  async applyConfiguration(connectors: readonly Record<string, unknown>[] | null, routes: readonly Record<string, unknown>[] | null): Promise<void> {
     const label = (what: string, i: number, e: unknown) =>
       e instanceof CoreError ? new CoreError(e.kind, e.reason, `${what}[${i}]${e.field ? `.${e.field}` : ''}`) : e;
-    for (const [i, c] of (connectors ?? []).entries()) {
+    for (const [i, entry] of (connectors ?? []).entries()) {
       try {
+        const { rates, ...c } = entry;
         const existing = typeof c.name === 'string' ? await findConnectorRow(this.store.db, { name: c.name }) : null;
-        if (existing) await this.updateConnector(existing.id, c, 'CONFIG');
-        else await this.createConnector(c, 'CONFIG');
+        const id = existing ? (await this.updateConnector(existing.id, c, 'CONFIG')).id : (await this.createConnector(c, 'CONFIG')).id;
+        if (rates !== undefined) await this.fileRates(id, rates);
       } catch (e) {
         throw label('connectors', i, e);
       }
@@ -349,6 +410,109 @@ export class ConnectorAdmin {
       const names = new Set(connectors.map((c) => c.name));
       for (const c of await listRowsOfSource(this.store.db, 'connectors', 'CONFIG')) if (!names.has(c.name)) await this.deleteConnector(c.id);
     }
+  }
+
+  /** A connector's rates, every version, oldest in force first; `at`: only those in force then. */
+  async rates(connectorId: string, at?: number): Promise<Rate[]> {
+    const row = await findConnectorRow(this.store.db, { id: connectorId });
+    if (!row) fail('NOT_FOUND', `connector ${connectorId} not found`);
+    const all = (await listRateRows(this.store.db, connectorId)).map(toRate);
+    return at === undefined ? all : all.filter((r) => r.validFrom <= at && (r.validTo === null || r.validTo > at));
+  }
+
+  /**
+   * Adds rates to a connector's table (JSON entries: price, currency, type, prefix, country, mcc+mnc or mccMnc,
+   * validFrom, validTo), all or none. Rates are never changed once loaded: a new price list is new rates from its
+   * date, and the cost of a message stays the one in force when it was placed.
+   */
+  async addRates(connectorId: string, entries: unknown, now = Date.now()): Promise<Rate[]> {
+    if (!Array.isArray(entries) || entries.length === 0) invalid('rates', 'a list of 1 to 10000 rates');
+    if (entries.length > MAX_RATES) invalid('rates', `at most ${MAX_RATES} rates at once`);
+    const checked = entries.map((e, i) => {
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) invalid(`rates[${i}]`, 'must be an object');
+      return rateOrFail(() => checkRate(e as Record<string, unknown>, `rates[${i}]`, now));
+    });
+    return this.storeRates(connectorId, checked, now);
+  }
+
+  /** Adds the rates of an operator's price list in CSV (a header row, then one rate a line), all or none. */
+  async importRates(connectorId: string, csv: string, now = Date.now()): Promise<Rate[]> {
+    if (csv.trim() === '') invalid('csv', 'the file is empty: a header row, then one rate a line');
+    return this.storeRates(
+      connectorId,
+      rateOrFail(() => parseRateCsv(csv, now, MAX_RATES)),
+      now,
+    );
+  }
+
+  /**
+   * A connector's `rates` in the configuration file: those not loaded yet are added (the file is applied at every
+   * start; a rate is never loaded twice). A rate without `validFrom` there has been in force from the start.
+   */
+  private async fileRates(connectorId: string, entries: unknown): Promise<void> {
+    if (!Array.isArray(entries)) invalid('rates', 'a list of rates');
+    const checked = entries.map((e, i) => {
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) invalid(`rates[${i}]`, 'must be an object');
+      return rateOrFail(() => checkRate(e as Record<string, unknown>, `rates[${i}]`, 0));
+    });
+    const key = (r: RateInput) => JSON.stringify([r.type, r.prefix, r.country, r.mccMnc, r.amount, r.validFrom, r.validTo]);
+    const loaded = new Set((await listRateRows(this.store.db, connectorId)).map((r) => key(toRate(r))));
+    const fresh = checked.filter((r, i) => !loaded.has(key(r)) && checked.findIndex((o) => key(o) === key(r)) === i);
+    if (fresh.length > 0) await this.storeRates(connectorId, fresh, Date.now());
+  }
+
+  private async storeRates(connectorId: string, rates: RateInput[], now: number): Promise<Rate[]> {
+    const row = await findConnectorRow(this.store.db, { id: connectorId });
+    if (!row) fail('NOT_FOUND', `connector ${connectorId} not found`);
+    const rows: ConnectorRateRow[] = rates.map((r, i) => ({
+      id: uuidv7(now + i),
+      connector_id: connectorId,
+      type: r.type,
+      prefix: r.prefix,
+      country: r.country,
+      mcc_mnc: r.mccMnc,
+      amount: r.amount,
+      valid_from: r.validFrom,
+      valid_to: r.validTo,
+      created_at: now,
+    }));
+    await inTransaction(this.store, async (trx) => {
+      await insertRateRows(trx, rows);
+      await this.store.signals.raise(trx, 'config');
+    });
+    return rows.map(toRate);
+  }
+
+  /**
+   * Removes a rate not in force yet (a price list loaded by mistake). One in force or past stays: costs recorded
+   * came from it; a new rate from a date replaces it.
+   */
+  async deleteRate(connectorId: string, rateId: string, now = Date.now()): Promise<Rate> {
+    const rate = (await this.rates(connectorId)).find((r) => r.id === rateId);
+    if (!rate) fail('NOT_FOUND', `rate ${rateId} not found on connector ${connectorId}`);
+    if (rate.validFrom <= now) fail('CONFLICT', 'this rate is in force or was: load a new rate from a date to replace it');
+    await inTransaction(this.store, async (trx) => {
+      await deleteRateRows(trx, connectorId, [rateId]);
+      await this.store.signals.raise(trx, 'config');
+    });
+    return rate;
+  }
+
+  /** A message's placements, first first: connector, route, cost, and how each ended. */
+  async attempts(messageId: string): Promise<MessageAttemptRow[]> {
+    const [m] = await findMessages(this.store.db, [messageId]);
+    if (!m) fail('NOT_FOUND', `message ${messageId} not found`);
+    return listAttempts(this.store.db, messageId);
+  }
+
+  /** Placements per organisation, connector, country (and day or month) over days: charged, cost (micro-euros). */
+  margins(
+    fromDay: string,
+    toDay: string,
+    filter: { organisationId?: string; connector?: string; country?: string },
+    per: 'day' | 'month' | 'none',
+  ): Promise<MarginTotal[]> {
+    return marginTotals(this.store.db, fromDay, toDay, filter, per);
   }
 
   /** Placements per route and connector over days (YYYY-MM-DD, inclusive): parts, cost, charged, margin (micro-euros). */

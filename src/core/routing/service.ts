@@ -1,14 +1,9 @@
 import { sql } from 'kysely';
-import { HIGH_LANE, type Lane, toLane } from '../domain/fair-queue.ts';
-import type { RouteMatch, RouteRule, WeightedConnector } from '../domain/routing.ts';
-import type {
-  CarrierEvent,
-  CarrierEventSink,
-  ConnectorContext,
-  ConnectorLogger,
-  ConnectorRecord,
-  ConnectorState,
-} from '../ports.ts';
+import { HIGH_LANE, type Lane, toLane } from '../../domain/fair-queue.ts';
+import { type RouteMatch, type RouteRule, type RouteStrategy, toStrategy, type WeightedConnector } from '../../domain/routing.ts';
+import type { Rate } from '../../domain/rates.ts';
+import { type ConnectorRateRow, listRateRows } from '../../store/rates.ts';
+import type { CarrierEvent, CarrierEventSink, ConnectorContext, ConnectorLogger, ConnectorRecord, ConnectorState } from '../ports.ts';
 import type { Store } from '../../store/db.ts';
 import {
   type ConnectorRecordRow,
@@ -24,7 +19,7 @@ import { CONNECTOR_RECORD_QUEUE, DISPATCH_QUEUE, LeasedQueue } from '../../store
 import { oldestWaiting, releaseWaiting } from '../../store/dispatch.ts';
 import { inTransaction } from '../../store/db.ts';
 import type { Cluster } from '../cluster.ts';
-import type { ClusterRateLimiter } from '../rate-limit.ts';
+import type { SlidingSecondLimiter } from '../sliding-rate.ts';
 import type { SecretBox } from '../secrets.ts';
 
 /** How long connectors' settled records are kept: the longest validity a message may have, and a day. */
@@ -49,10 +44,34 @@ export interface ConnectorDefinition {
 }
 
 export interface RouteDefinition extends RouteRule {
-  /** Micro-euros per part, or null. */
+  /** Micro-euros per part, or null: what a part costs through a connector with no rate for it. */
   costPerPart: number | null;
+  /** How the route chooses among its connectors. */
+  strategy: RouteStrategy;
+  /** Whether it may place a message whose cost is above what was charged for it. */
+  allowLoss: boolean;
+  /** Connectors a message is placed with at most, counting re-routes after a failed delivery. */
+  maxAttempts: number;
+  /** Connectors delivering less than this (0 to 1) are left out, unless all do; null: none. */
+  minDeliveryRate: number | null;
+  /** A live lookup before each send through it: an unreachable or invalid number ends UNDELIVERABLE unsent. */
+  lookupBeforeSend: boolean;
   source: DefinitionSource;
   enabled: boolean;
+}
+
+export function toRate(r: ConnectorRateRow): Rate {
+  return {
+    id: r.id,
+    connectorId: r.connector_id,
+    type: r.type,
+    prefix: r.prefix,
+    country: r.country,
+    mccMnc: r.mcc_mnc,
+    amount: Number(r.amount),
+    validFrom: Number(r.valid_from),
+    validTo: r.valid_to === null ? null : Number(r.valid_to),
+  };
 }
 
 /** A connector's record that fell due, claimed for this node. */
@@ -71,7 +90,8 @@ function toRecord(r: ConnectorRecordRow): ConnectorRecord {
  */
 export interface ConnectorServiceOptions {
   box: SecretBox;
-  limiter: ClusterRateLimiter;
+  /** Connectors' `tps`: held in every sliding second, for the whole cluster. */
+  pace: SlidingSecondLimiter;
   cluster: Cluster;
   /** Base URL Tern answers on (for operators' callbacks to connector routes). */
   publicBase: () => string;
@@ -105,8 +125,8 @@ export class ConnectorService {
     this.records = new LeasedQueue(store, CONNECTOR_RECORD_QUEUE);
   }
 
-  async definitions(): Promise<{ connectors: ConnectorDefinition[]; routes: RouteDefinition[] }> {
-    const [connectors, routes] = await Promise.all([listConnectorRows(this.store.db), listRouteRows(this.store.db)]);
+  async definitions(): Promise<{ connectors: ConnectorDefinition[]; routes: RouteDefinition[]; rates: Rate[] }> {
+    const [connectors, routes, rates] = await Promise.all([listConnectorRows(this.store.db), listRouteRows(this.store.db), listRateRows(this.store.db)]);
     return {
       connectors: connectors.map((c) => ({
         id: c.id,
@@ -127,9 +147,15 @@ export class ConnectorService {
         connectors: JSON.parse(r.connectors) as WeightedConnector[],
         failover: JSON.parse(r.failover) as string[],
         costPerPart: r.cost_per_part === null ? null : Number(r.cost_per_part),
+        lookupBeforeSend: Number(r.lookup_before_send) === 1,
+        strategy: toStrategy(r.strategy),
+        allowLoss: Number(r.allow_loss) === 1,
+        maxAttempts: Number(r.max_attempts),
+        minDeliveryRate: r.min_delivery_rate === null ? null : Number(r.min_delivery_rate) / 10_000,
         source: r.source as DefinitionSource,
         enabled: r.enabled === 1,
       })),
+      rates: rates.map(toRate),
     };
   }
 
@@ -161,8 +187,7 @@ export class ConnectorService {
       health: (state, lastError = null) => health(state, lastError),
       throttle: async (units, perSecond) => {
         if (perSecond <= 0) return { ok: true };
-        const r = await this.opts.limiter.take(`connector:${name}`, units, { limit: perSecond, windowMs: 1_000 });
-        return r.ok ? { ok: true } : { ok: false, retryAt: r.retryAt };
+        return this.opts.pace.take(`connector-tps:${name}`, units, perSecond);
       },
       slots: (total) => this.opts.cluster.slots(name, total),
       publicUrl: () => `${this.opts.publicBase().replace(/\/$/, '')}/connectors/${encodeURIComponent(name)}`,
@@ -222,7 +247,11 @@ export class ConnectorService {
   /** After a connector dealt with its due records: the ones it returned keep their new due time, the rest none. */
   async settleDue(connector: string, handled: string[], kept: ConnectorRecord[]): Promise<void> {
     const keptKeys = new Set(kept.map((r) => r.key));
-    await settleRecords(this.store.db, connector, handled.filter((k) => !keptKeys.has(k)));
+    await settleRecords(
+      this.store.db,
+      connector,
+      handled.filter((k) => !keptKeys.has(k)),
+    );
     if (kept.length > 0) await this.context(connector, silent, () => undefined).records.put(kept);
   }
 

@@ -1,4 +1,4 @@
-import { uuidv7 } from '../domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
   assemblyParts,
@@ -17,7 +17,7 @@ import {
   type SmppConcatAssemblyKey,
   type SmppConcatPartRow,
 } from '../../store/smpp-concat.ts';
-import { groupBy } from '../domain/group-by.ts';
+import { groupBy } from '../../domain/group-by.ts';
 
 /** A part of a concatenated submit as received by any node. */
 export interface ConcatPartInput {

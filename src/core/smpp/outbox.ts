@@ -70,7 +70,12 @@ export class SmppOutbox {
       if (handed.length > 0) handoff!.release(handed.length);
       throw err;
     }
-    if (handed.length > 0) this.store.signals.afterCommit(tx, () => handoff!.take(handed), () => handoff!.release(handed.length));
+    if (handed.length > 0)
+      this.store.signals.afterCommit(
+        tx,
+        () => handoff!.take(handed),
+        () => handoff!.release(handed.length),
+      );
   }
 
   /** Due rows of these credentials (those with a receiver bound here), reserved for `leaseMs`. */

@@ -7,8 +7,11 @@ import { hashApiKey, hashesEqual } from './keys.ts';
 import type { TenancyService } from './service.ts';
 
 export interface Principal {
+  /** The API key, or for a signed-in person a credential that stands for them (its id is the user's, its roles theirs). */
   credential: Credential;
   channel: Channel;
+  /** The person acting, when the request comes with a console session rather than an API key. */
+  userId?: string;
 }
 
 /**
@@ -41,12 +44,16 @@ export class AuthService {
   async authenticate(key: string | undefined, now = Date.now()): Promise<Principal> {
     if (key === undefined || key.trim() === '') fail('MISSING_API_KEY', 'send the API key in the X-Api-Key header');
     const hash = hashApiKey(key);
-    return this.cache.load(hash, async () => {
-      const credential = await findCredentialByHash(this.store.db, hash);
-      if (!credential || !hashesEqual(credential.keyHash, hash)) fail('INVALID_API_KEY', 'unknown API key');
-      if (credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this API key has been revoked');
-      const channel = await this.tenancy.getChannel(credential.channelId);
-      return { credential, channel };
-    }, now);
+    return this.cache.load(
+      hash,
+      async () => {
+        const credential = await findCredentialByHash(this.store.db, hash);
+        if (!credential || !hashesEqual(credential.keyHash, hash)) fail('INVALID_API_KEY', 'unknown API key');
+        if (credential.state !== 'ACTIVE') fail('INVALID_API_KEY', 'this API key has been revoked');
+        const channel = await this.tenancy.getChannel(credential.channelId);
+        return { credential, channel };
+      },
+      now,
+    );
   }
 }

@@ -1,4 +1,4 @@
-import type { ChannelType } from '../domain/tenancy.ts';
+import type { ChannelType } from '../../domain/tenancy.ts';
 import type { Store } from '../../store/db.ts';
 import { getSetting, putSetting, putSettingIfAbsent } from '../../store/settings.ts';
 import { generateApiKey, hashApiKey } from './keys.ts';
@@ -50,8 +50,11 @@ const DEMO_SETTING = 'demo';
 const DEMO_BALANCE_MICROS = 10_000_000;
 const DEMO_COUNTRY = 'FR';
 
-const DEMO_CHANNELS: ReadonlyArray<{ type: ChannelType; name: string; sender: string | null }> = [
-  { type: 'SMS', name: 'Demo SMS', sender: 'Tern' },
+/** The demo SMS channel's number: the simulator's inbound SMS sent to it reach the channel. */
+export const DEMO_SMS_NUMBER = '36111';
+
+const DEMO_CHANNELS: ReadonlyArray<{ type: ChannelType; name: string; sender: string | null; numbers?: string[] }> = [
+  { type: 'SMS', name: 'Demo SMS', sender: 'Tern', numbers: ['Tern', DEMO_SMS_NUMBER] },
   { type: 'RCS', name: 'Demo RCS', sender: 'Tern' },
   { type: 'VOICE', name: 'Demo voice', sender: null },
 ];
@@ -65,9 +68,7 @@ export async function ensureDemo(store: Store, tenancy: TenancyService): Promise
   const saved = await getSetting(store.db, DEMO_SETTING);
   const previous = saved === null ? null : (JSON.parse(saved) as DemoSetting);
   let org = previous ? await tenancy.findOrganisation(previous.organisationId) : null;
-  const known: Partial<Record<ChannelType, string>> = org
-    ? { ...(previous!.channelId ? { SMS: previous!.channelId } : {}), ...previous!.channels }
-    : {};
+  const known: Partial<Record<ChannelType, string>> = org ? { ...(previous!.channelId ? { SMS: previous!.channelId } : {}), ...previous!.channels } : {};
   if (!org) {
     org = await tenancy.createOrganisation({ name: 'Demo organisation', defaultCountry: DEMO_COUNTRY });
     await tenancy.credit(org.id, DEMO_BALANCE_MICROS, 'demo');
@@ -80,6 +81,8 @@ export async function ensureDemo(store: Store, tenancy: TenancyService): Promise
     const id = known[spec.type];
     const existing = id ? await tenancy.readChannel(store.db, id) : null;
     if (existing) {
+      // A demo SMS channel from before it had a number gets it, once (a list someone set is left as it is).
+      if (spec.numbers && existing.fromFieldList.length === 0) await tenancy.updateChannel(existing.id, { fromFieldList: spec.numbers });
       channels.push({ type: spec.type, channelId: existing.id, name: existing.name, apiKey: null });
       continue;
     }
@@ -89,6 +92,7 @@ export async function ensureDemo(store: Store, tenancy: TenancyService): Promise
       type: spec.type,
       flow: 'TRANSACTIONAL',
       defaultFromField: spec.sender,
+      ...(spec.numbers ? { fromFieldList: spec.numbers } : {}),
       ...(spec.type === 'RCS' && sms ? { fallbackSmsChannelId: sms.channelId } : {}),
     });
     const { value } = await tenancy.createCredential(channel.id, { name: `${spec.name} key`, roles: ['ADMIN'] });

@@ -1,21 +1,17 @@
-import { utcDay, utcMonthStart } from '../domain/dates.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import { checkCountry, checkTimeZone, DEFAULT_TIME_ZONE, type Locale } from '../domain/locale.ts';
-import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../domain/tenancy.ts';
+import { utcDay, utcMonthStart } from '../../domain/dates.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import { checkCountry, checkTimeZone, DEFAULT_TIME_ZONE, type Locale } from '../../domain/locale.ts';
+import { checkOptOutShortCode, checkOptOutText, type OptOutSettings, optOutSettings } from '../../domain/opt-out.ts';
+import { type ChannelFlow, type ChannelType, type Role, ROLES } from '../../domain/tenancy.ts';
 import { type Channel, channelsWithSecretsInClear, findChannel, insertChannel, listChannels, saveChannel } from '../../store/channels.ts';
 import { channelDailyAndMonthlyAmounts, organisationAmountSince } from '../../store/consumption.ts';
-import {
-  type Credential,
-  findCredential,
-  insertCredential,
-  listCredentials,
-  revokeCredential,
-} from '../../store/credentials.ts';
+import { type Credential, findCredential, insertCredential, listCredentials, revokeCredential } from '../../store/credentials.ts';
 import type { Db, Store } from '../../store/db.ts';
 import { applyBalanceChange, type LedgerEntry } from '../../store/ledger.ts';
 import {
   findOrganisation,
   findOrganisationLocale,
+  findOrganisationOptOut,
   insertOrganisation,
   listOrganisations,
   listTreeIds,
@@ -26,6 +22,7 @@ import { Cache } from '../cache.ts';
 import { fail } from '../errors.ts';
 import { openChannel, sealChannel, type SecretSealer } from './channel-secrets.ts';
 import { generateApiKey, generateWebhookSecret, hashApiKey, keyPrefix } from './keys.ts';
+import { SenderRegistry } from './senders.ts';
 
 export interface ChannelInput {
   name: string;
@@ -38,6 +35,8 @@ export interface ChannelInput {
   dailyLimit?: number | null;
   monthlyLimit?: number | null;
   fallbackSmsChannelId?: string | null;
+  /** Replace long URLs in its SMS by tracked short links (SMS channels, with a short link base configured). */
+  shortLinks?: boolean;
 }
 
 export type ChannelPatch = Partial<Omit<ChannelInput, 'type'>>;
@@ -59,7 +58,15 @@ export interface OrganisationPatch {
   monthlyLimit?: number | null;
   defaultCountry?: string | null;
   timeZone?: string;
+  /** null: back to the platform's. */
+  optOutShortCode?: string | null;
+  optOutText?: string | null;
+  /** Days its message texts are kept (1 to 36500); null: the platform's content retention. */
+  contentRetentionDays?: number | null;
 }
+
+/** The longest content retention an organisation may set: a hundred years. */
+export const MAX_CONTENT_RETENTION_DAYS = 36_500;
 
 export interface Consumption {
   daily: number;
@@ -81,6 +88,12 @@ function checkedCountry(value: string | null | undefined): string | null | undef
   return c.ok ? c.value : fail('INVALID_REQUEST', c.reason, 'defaultCountry');
 }
 
+function checkedOptOut(value: string | null | undefined, check: (v: string) => string | null, field: string): string | null | undefined {
+  if (value === undefined || value === null) return value;
+  const problem = check(value);
+  return problem ? fail('INVALID_REQUEST', problem, field) : value;
+}
+
 function checkedTimeZone(value: string | undefined): string | undefined {
   if (value === undefined) return value;
   const z = checkTimeZone(value);
@@ -91,13 +104,20 @@ function checkedTimeZone(value: string | undefined): string | undefined {
 export class TenancyService {
   private readonly channelListeners: Array<(channelId: string) => void> = [];
   private readonly locales = new Cache<string, Locale>({ capacity: 100_000, ttlMs: LOCALE_CACHE_TTL_MS });
+  private readonly optOuts = new Cache<string, OptOutSettings>({ capacity: 100_000, ttlMs: LOCALE_CACHE_TTL_MS });
+  readonly senders: SenderRegistry;
 
   constructor(
     private readonly store: Store,
     /** Seals webhook signing secrets at rest. */
     private readonly box: SecretSealer,
+    private readonly options: { shortLinksConfigured?: boolean } = {},
   ) {
-    store.signals.on('organisations', () => this.locales.clear());
+    this.senders = new SenderRegistry(store);
+    store.signals.on('organisations', () => {
+      this.locales.clear();
+      this.optOuts.clear();
+    });
   }
 
   /**
@@ -160,6 +180,9 @@ export class TenancyService {
       createdAt: now,
       defaultCountry,
       timeZone,
+      optOutShortCode: null,
+      optOutText: null,
+      contentRetentionDays: null,
     };
     await insertOrganisation(this.db, org);
     return org;
@@ -180,6 +203,12 @@ export class TenancyService {
   async updateOrganisation(id: string, patch: OrganisationPatch): Promise<Organisation> {
     const defaultCountry = checkedCountry(patch.defaultCountry);
     const timeZone = checkedTimeZone(patch.timeZone);
+    const optOutShortCode = checkedOptOut(patch.optOutShortCode, checkOptOutShortCode, 'optOutShortCode');
+    const optOutText = checkedOptOut(patch.optOutText, checkOptOutText, 'optOutText');
+    const days = patch.contentRetentionDays;
+    if (days != null && (!Number.isInteger(days) || days < 1 || days > MAX_CONTENT_RETENTION_DAYS)) {
+      fail('INVALID_REQUEST', `must be a whole number of days from 1 to ${MAX_CONTENT_RETENTION_DAYS}, or null for the platform's`, 'contentRetentionDays');
+    }
     await this.getOrganisation(id);
     await updateOrganisation(this.db, id, {
       ...(patch.name !== undefined ? { name: patch.name } : {}),
@@ -187,8 +216,12 @@ export class TenancyService {
       ...(patch.monthlyLimit !== undefined ? { monthly_limit: patch.monthlyLimit } : {}),
       ...(defaultCountry !== undefined ? { default_country: defaultCountry } : {}),
       ...(timeZone !== undefined ? { time_zone: timeZone } : {}),
+      ...(optOutShortCode !== undefined ? { opt_out_short_code: optOutShortCode } : {}),
+      ...(optOutText !== undefined ? { opt_out_text: optOutText } : {}),
+      ...(days !== undefined ? { content_retention_days: days } : {}),
     });
     this.locales.delete(id);
+    this.optOuts.delete(id);
     await this.store.signals.raise(this.db, 'organisations');
     return this.getOrganisation(id);
   }
@@ -198,11 +231,27 @@ export class TenancyService {
    * organisations are NOT_FOUND.
    */
   locale(organisationId: string, now = Date.now()): Promise<Locale> {
-    return this.locales.load(organisationId, async () => {
-      const row = (await findOrganisationLocale(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
-      const country = row.default_country === null ? null : checkCountry(row.default_country);
-      return Object.freeze({ defaultCountry: country?.ok ? country.value : null, timeZone: row.time_zone });
-    }, now);
+    return this.locales.load(
+      organisationId,
+      async () => {
+        const row = (await findOrganisationLocale(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
+        const country = row.default_country === null ? null : checkCountry(row.default_country);
+        return Object.freeze({ defaultCountry: country?.ok ? country.value : null, timeZone: row.time_zone });
+      },
+      now,
+    );
+  }
+
+  /** The organisation's opt-out short code and mention (the platform's unless it set its own), cached. */
+  optOut(organisationId: string, now = Date.now()): Promise<OptOutSettings> {
+    return this.optOuts.load(
+      organisationId,
+      async () => {
+        const row = (await findOrganisationOptOut(this.db, organisationId)) ?? fail('NOT_FOUND', `organisation ${organisationId} not found`);
+        return Object.freeze(optOutSettings(row.opt_out_short_code, row.opt_out_text));
+      },
+      now,
+    );
   }
 
   /** The organisation and all its descendants, root first. */
@@ -213,6 +262,7 @@ export class TenancyService {
   async createChannel(organisationId: string, input: ChannelInput, now = Date.now()): Promise<Channel> {
     await this.getOrganisation(organisationId);
     if (input.fallbackSmsChannelId) await this.checkFallbackChannel(organisationId, input.fallbackSmsChannelId);
+    if (input.shortLinks) this.checkShortLinks(input.type);
     const channel: Channel = {
       id: uuidv7(now),
       organisationId,
@@ -229,13 +279,20 @@ export class TenancyService {
       webhookSecretPrevious: null,
       webhookSecretPreviousUntil: null,
       fallbackSmsChannelId: input.fallbackSmsChannelId ?? null,
+      shortLinks: input.shortLinks ?? false,
       state: 'ACTIVE',
       createdAt: now,
     };
+    await this.senders.approveChannelSenders(organisationId, channel.fromFieldList, now);
     await insertChannel(this.db, sealChannel(channel, this.box));
     this.channelChanged(channel.id);
     await this.settingsChanged();
     return channel;
+  }
+
+  private checkShortLinks(type: ChannelType): void {
+    if (type !== 'SMS') fail('INVALID_REQUEST', 'short links are for SMS channels', 'shortLinks');
+    if (!this.options.shortLinksConfigured) fail('INVALID_REQUEST', 'short links need TERN_SHORT_LINK_BASE, which this server does not set', 'shortLinks');
   }
 
   private async checkFallbackChannel(organisationId: string, channelId: string): Promise<void> {
@@ -256,10 +313,12 @@ export class TenancyService {
   async updateChannel(id: string, patch: ChannelPatch): Promise<Channel> {
     const channel = await this.getChannel(id);
     if (patch.fallbackSmsChannelId) await this.checkFallbackChannel(channel.organisationId, patch.fallbackSmsChannelId);
+    if (patch.shortLinks) this.checkShortLinks(channel.type);
     const next: Channel = { ...channel };
     for (const [key, value] of Object.entries(patch)) {
       if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
     }
+    if (patch.fromFieldList) await this.senders.approveChannelSenders(channel.organisationId, patch.fromFieldList);
     await saveChannel(this.db, sealChannel(next, this.box));
     this.channelChanged(id);
     await this.settingsChanged();
@@ -281,11 +340,7 @@ export class TenancyService {
     return next;
   }
 
-  async createCredential(
-    channelId: string,
-    input: { name: string; roles: Role[] },
-    now = Date.now(),
-  ): Promise<{ credential: Credential; value: string }> {
+  async createCredential(channelId: string, input: { name: string; roles: Role[] }, now = Date.now()): Promise<{ credential: Credential; value: string }> {
     const channel = await this.getChannel(channelId);
     const roles = [...new Set(input.roles)];
     if (roles.length === 0 || roles.some((r) => !ROLES.includes(r))) {
@@ -326,12 +381,7 @@ export class TenancyService {
   }
 
   /** Operator top-up: one ledger row and the balance, in one transaction. */
-  async credit(
-    organisationId: string,
-    micros: number,
-    reference: string | null,
-    now = Date.now(),
-  ): Promise<LedgerEntry> {
+  async credit(organisationId: string, micros: number, reference: string | null, now = Date.now()): Promise<LedgerEntry> {
     await this.getOrganisation(organisationId);
     return this.db.transaction().execute(async (trx) => {
       const entry = await applyBalanceChange(trx, {

@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
 import { Cache } from '../cache.ts';
-import { uuidv7 } from '../domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import { type Db, inTransaction, type Store } from '../../store/db.ts';
 import {
   deleteSmppCredential,

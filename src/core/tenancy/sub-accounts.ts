@@ -1,12 +1,7 @@
 import { Cache } from '../cache.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import type { ChannelFlow } from '../domain/tenancy.ts';
-import {
-  deleteAccountLogin,
-  findAccountLoginByKey,
-  findAccountLoginOf,
-  insertAccountLogin,
-} from '../../store/account-logins.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import type { ChannelFlow } from '../../domain/tenancy.ts';
+import { deleteAccountLogin, findAccountLoginByKey, findAccountLoginOf, insertAccountLogin } from '../../store/account-logins.ts';
 import type { Channel } from '../../store/channels.ts';
 import { insertChannel } from '../../store/channels.ts';
 import { type Credential, findCredential, insertCredential } from '../../store/credentials.ts';
@@ -150,6 +145,7 @@ export class SubAccountService {
       webhookSecretPrevious: null,
       webhookSecretPreviousUntil: null,
       fallbackSmsChannelId: null,
+      shortLinks: false,
       state: 'ACTIVE',
       createdAt: now,
     };

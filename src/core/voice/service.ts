@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { voiceBillingUnits } from '../domain/delivery.ts';
-import { uuidv7 } from '../domain/ids.ts';
-import type { RequestedDate } from '../domain/dates.ts';
-import { type CountryCode, describeNumber } from '../domain/phone.ts';
+import { voiceBillingUnits } from '../../domain/delivery.ts';
+import { uuidv7 } from '../../domain/ids.ts';
+import type { RequestedDate } from '../../domain/dates.ts';
+import { type CountryCode, describeNumber } from '../../domain/phone.ts';
 import { networkLookup } from '../lookup/enrich.ts';
 import { insertCampaign } from '../../store/campaigns.ts';
 import type { Channel } from '../../store/channels.ts';
@@ -32,7 +32,7 @@ import {
   type PrepareContext,
   resolveSendAt,
   resolveSender,
-} from '../messaging/sms.ts';
+} from '../messaging/prepare.ts';
 
 export const MAX_VOICE_TEXT_LENGTH = 160;
 export const MAX_VOICE_TITLE_LENGTH = 160;
@@ -75,8 +75,8 @@ export interface VoiceSendInput {
   maskedText?: string;
 }
 
-// An answered call listened to in full is billed on its recording's length at accept (see core/domain/delivery.ts).
-export { VOICE_BILLING_BLOCK_MS, voiceBillingUnits } from '../domain/delivery.ts';
+// An answered call listened to in full is billed on its recording's length at accept (see domain/delivery.ts).
+export { VOICE_BILLING_BLOCK_MS, voiceBillingUnits } from '../../domain/delivery.ts';
 
 /** What the call says: the title, then the message, with a pause between them. */
 export function spokenText(title: string, text: string): string {
@@ -136,10 +136,7 @@ export class VoiceService {
     if (this.availability.ok) {
       this.logger.info({ engine: this.tts.name, version: this.availability.version }, `text-to-speech ready (${this.tts.name})`);
     } else {
-      this.logger.warn(
-        { reason: this.availability.reason },
-        `text-to-speech unavailable, voice messages will be refused: ${this.availability.reason}`,
-      );
+      this.logger.warn({ reason: this.availability.reason }, `text-to-speech unavailable, voice messages will be refused: ${this.availability.reason}`);
     }
     return this.availability;
   }
@@ -219,7 +216,10 @@ export class VoiceService {
         type: 'VOICE',
         recipient,
         sender,
-        body: input.maskedText === undefined ? { text: v.text, title: v.title, language: v.language } : { text: input.maskedText, title: v.title, language: v.language, masked: true },
+        body:
+          input.maskedText === undefined
+            ? { text: v.text, title: v.title, language: v.language }
+            : { text: input.maskedText, title: v.title, language: v.language, masked: true },
         units,
         length: v.text.length,
         price,

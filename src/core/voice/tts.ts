@@ -56,4 +56,3 @@ export class TtsError extends Error {
 }
 
 export type TtsAvailability = { ok: true; version: string } | { ok: false; reason: string };
-

@@ -1,12 +1,5 @@
 import type { Store } from '../../store/db.ts';
-import {
-  findDelivery,
-  listAttempts,
-  listDeliveries,
-  resetDelivery,
-  type WebhookAttemptRow,
-  type WebhookDeliveryRow,
-} from '../../store/webhooks.ts';
+import { findDelivery, listAttempts, listDeliveries, resetDelivery, type WebhookAttemptRow, type WebhookDeliveryRow } from '../../store/webhooks.ts';
 import { fail } from '../errors.ts';
 
 export interface DeliveryWithAttempts {

@@ -1,4 +1,4 @@
-import { uuidv7 } from '../domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import type { Db, Store } from '../../store/db.ts';
 import { LeasedQueue, WEBHOOK_QUEUE } from '../../store/queue.ts';
 import { insertDeliveries } from '../../store/webhooks.ts';

@@ -1,11 +1,12 @@
-import { uuidv7 } from '../domain/ids.ts';
+import { sql } from 'kysely';
+import { uuidv7 } from '../../domain/ids.ts';
 import type { EventConsumer } from '../events.ts';
 import type { MessagingService } from '../messaging/service.ts';
 import { messageObject } from '../messaging/view.ts';
-import { nextRetryDelay } from '../domain/retry.ts';
+import { nextRetryDelay } from '../../domain/retry.ts';
 import type { Channel } from '../../store/channels.ts';
 import type { Db, Store } from '../../store/db.ts';
-import { originOf } from '../domain/urls.ts';
+import { originOf } from '../../domain/urls.ts';
 import { LeasedQueue, WEBHOOK_QUEUE } from '../../store/queue.ts';
 import {
   type AttemptOutcome,
@@ -27,6 +28,9 @@ export interface AttemptResultLike {
   latencyMs: number;
   error: string | null;
 }
+
+/** What an attempt came to for its delivery: delivered, to be tried again, or ended without it (`failed`: no retry left). */
+export type AttemptEnd = 'delivered' | 'retry' | 'failed' | 'gone' | 'refused';
 
 export interface WebhookRequest {
   url: string;
@@ -51,12 +55,12 @@ export type WebhookFormatter = (message: MessageRow, event: MessageEventRow, cha
 export interface WebhookHandoff {
   /** Whether it takes deliveries now at all (else they are not looked at for it). */
   taking(): boolean;
-  /** Room for one delivery to `origin` now: the lease to write it with, or null. Each is taken or released. */
-  reserve(origin: string, now: number): number | null;
+  /** Room for one delivery of `organisation` to `origin` now: the lease to write it with, or null. Each is taken or released. */
+  reserve(origin: string, organisation: string, now: number): number | null;
   /** Deliveries reserved and committed. */
   take(rows: WebhookDeliveryRow[]): void;
-  /** Deliveries reserved (to these origins) whose transaction did not commit. */
-  release(origins: string[]): void;
+  /** Deliveries reserved (to these origins, of these organisations) whose transaction did not commit. */
+  release(reserved: Array<{ origin: string; organisation: string }>): void;
 }
 
 /** The most origins a claim that skips some takes deliveries of (each is a look of its own in the claim). */
@@ -108,9 +112,15 @@ export class WebhookOutbox {
    * Deliveries due now, reserved for `leaseMs` to the sender that claims them; none for the origins in `skipOrigins`
    * (their sender's queue for them is full).
    */
-  async claim(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<WebhookDeliveryRow[]> {
-    if (skipOrigins.length === 0) return this.queue.claim({ now, limit, leaseMs });
-    return (await this.claimWithNextDue(now, limit, leaseMs, skipOrigins)).rows;
+  async claim(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    skipOrigins: readonly string[] = [],
+    skipOrganisations: readonly string[] = [],
+  ): Promise<WebhookDeliveryRow[]> {
+    if (skipOrigins.length === 0 && skipOrganisations.length === 0) return this.queue.claim({ now, limit, leaseMs });
+    return (await this.claimWithNextDue(now, limit, leaseMs, skipOrigins, skipOrganisations)).rows;
   }
 
   /**
@@ -118,15 +128,23 @@ export class WebhookOutbox {
    * deliveries are claimed origin by origin (the earliest due first, up to `CLAIM_ORIGINS` of them), so a skipped
    * origin's backlog, however long, is not read.
    */
-  async claimWithNextDue(now: number, limit: number, leaseMs: number, skipOrigins: readonly string[] = []): Promise<{ rows: WebhookDeliveryRow[]; nextDue: number | null }> {
-    if (skipOrigins.length === 0) return this.queue.claimWithNextDue({ now, limit, leaseMs });
+  async claimWithNextDue(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    skipOrigins: readonly string[] = [],
+    skipOrganisations: readonly string[] = [],
+  ): Promise<{ rows: WebhookDeliveryRow[]; nextDue: number | null }> {
+    // The deliveries of organisations whose share of the sender is full are left out of the claims (read past).
+    const where = skipOrganisations.length > 0 ? sql`organisation_id not in (${sql.join(skipOrganisations.map((o) => sql`${o}`))})` : undefined;
+    if (skipOrigins.length === 0) return this.queue.claimWithNextDue({ now, limit, leaseMs, ...(where && { where }) });
     const after = this.originsAfter;
-    const { origins, last } = await pendingOrigins(this.store.db, this.store.dialect, now, skipOrigins, { after, max: ORIGINS_LOOKED_AT });
+    const { origins, last } = await pendingOrigins(this.store.db, this.store.dialect, now, skipOrigins, { after, max: ORIGINS_LOOKED_AT }, skipOrganisations);
     // The next claim looks at the origins after these, or from the first again.
     this.originsAfter = last;
     const due = origins.filter((o) => o.dueNow !== null).sort((a, b) => a.dueNow! - b.dueNow!);
     const groups = due.slice(0, CLAIM_ORIGINS).map((o) => o.origin);
-    const rows = await this.queue.claimFromGroups({ now, limit, leaseMs, column: 'origin', groups, index: PENDING_ORIGIN_INDEX });
+    const rows = await this.queue.claimFromGroups({ now, limit, leaseMs, column: 'origin', groups, index: PENDING_ORIGIN_INDEX, ...(where && { where }) });
     // More due than claimed: look again now. Else the next due later (deliveries due now but held back behind an
     // earlier one of their message are claimed once it ends, which wakes the sender), and soon for the origins not
     // looked at yet.
@@ -153,7 +171,9 @@ export class WebhookOutbox {
    * retry falls due (null: none), how many outcomes came too late to be written (claimed again elsewhere: sent
    * twice), and whether a delivery that ended leaves a later one of its message pending (now free to go).
    */
-  async settle(items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>): Promise<{ retryAt: number | null; stale: number; unblocked: boolean }> {
+  async settle(
+    items: Array<{ delivery: WebhookDeliveryRow; outcome: AttemptResultLike; at: number }>,
+  ): Promise<{ retryAt: number | null; stale: number; unblocked: boolean; ended: AttemptEnd[] }> {
     const outcomes: AttemptOutcome[] = items.map(({ delivery: d, outcome: r, at }) => {
       const attempts = d.attempts + 1;
       let state = 'PENDING';
@@ -185,7 +205,8 @@ export class WebhookOutbox {
     // commit, so a later delivery written meanwhile is either seen here or wakes its writer once this one has ended.
     const ended = items.filter((_, i) => outcomes[i]!.state !== 'PENDING').map((i) => i.delivery.message_id);
     const unblocked = ended.length > 0 && (await messagesWithPendingDeliveries(this.store.db, ended)).size > 0;
-    return { retryAt: retries.length > 0 ? Math.min(...retries) : null, stale, unblocked };
+    const endings = items.map(({ outcome: r }, i): AttemptEnd => (outcomes[i]!.state === 'FAILED' ? 'failed' : r.outcome));
+    return { retryAt: retries.length > 0 ? Math.min(...retries) : null, stale, unblocked, ended: endings };
   }
 
   readonly hook: EventConsumer = async (db, events, messages) => {
@@ -202,10 +223,7 @@ export class WebhookOutbox {
         if (requests !== null) break;
       }
       if (requests === null) {
-        const url =
-          event.kind === 'MO'
-            ? (m.callback_url_mo ?? channel.defaultCallbackUrlMo)
-            : (m.callback_url_status ?? channel.defaultCallbackUrlStatus);
+        const url = event.kind === 'MO' ? (m.callback_url_mo ?? channel.defaultCallbackUrlMo) : (m.callback_url_status ?? channel.defaultCallbackUrlStatus);
         requests = url ? [{ url, method: 'POST', body: JSON.stringify(messageObject(m, channel, base)) }] : [];
       }
       for (const r of requests) {
@@ -238,12 +256,16 @@ export class WebhookOutbox {
       await insertDeliveries(db, rows);
       if (handed.length < rows.length) await this.queue.wake(db);
     } catch (err) {
-      if (handed.length > 0) this.handoff!.release(handed.map((r) => r.origin!));
+      if (handed.length > 0) this.handoff!.release(reservations(handed));
       throw err;
     }
     if (handed.length > 0) {
       const handoff = this.handoff!;
-      this.store.signals.afterCommit(db, () => handoff.take(handed), () => handoff.release(handed.map((r) => r.origin!)));
+      this.store.signals.afterCommit(
+        db,
+        () => handoff.take(handed),
+        () => handoff.release(reservations(handed)),
+      );
     }
   };
 
@@ -263,11 +285,15 @@ export class WebhookOutbox {
     const handed: WebhookDeliveryRow[] = [];
     for (const r of first.values()) {
       if (waiting.has(r.message_id)) continue;
-      const lease = handoff.reserve(r.origin!, now);
+      const lease = handoff.reserve(r.origin!, r.organisation_id, now);
       if (lease === null) continue;
       r.lease_until = lease;
       handed.push(r);
     }
     return handed;
   }
+}
+
+function reservations(rows: WebhookDeliveryRow[]): Array<{ origin: string; organisation: string }> {
+  return rows.map((r) => ({ origin: r.origin!, organisation: r.organisation_id }));
 }

@@ -1,7 +1,7 @@
 import { formatLegacyReplyDate, formatLegacyReportDate } from './dates.ts';
 import { legacyStatusOf } from './status.ts';
-import { toEuros } from '../../core/domain/money.ts';
-import { isMessageStatus } from '../../core/domain/status.ts';
+import { toEuros } from '../../domain/money.ts';
+import { isMessageStatus } from '../../domain/status.ts';
 import type { EventConsumer } from '../../core/events.ts';
 import type { Channel, MessageEventRow, MessageRow, Tx } from '../../core/types.ts';
 import { originOf, setExtra } from '../../core/messaging/extra.ts';
@@ -63,7 +63,7 @@ export function legacyWebhookFormatter(m: MessageRow, event: MessageEventRow, _c
           message: typeof body.text === 'string' ? body.text : '',
           emetteur: m.sender ?? '',
           date_reception: formatLegacyReplyDate(event.at, extra.legacyTimeZone),
-          smsID: extra.legacySmsId ?? (m.origin_message_id ?? ''),
+          smsID: extra.legacySmsId ?? m.origin_message_id ?? '',
           refClient: m.ref_client ?? '',
           responseID: m.id,
         },

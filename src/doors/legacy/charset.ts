@@ -5,7 +5,7 @@
  * UTF-8 with at least one multi-byte sequence; otherwise as ISO-8859-15.
  */
 import { CoreError, fail } from '../../core/errors.ts';
-import { unstorableText } from '../../core/domain/text-safety.ts';
+import { unstorableText } from '../../domain/text-safety.ts';
 
 /** Where ISO-8859-15 differs from Latin-1. */
 const ISO_8859_15: Readonly<Record<number, string>> = {
@@ -118,7 +118,11 @@ export function parseUrlEncoded(input: Uint8Array): RawPair[] {
     start = i + 1;
     if (piece.length === 0) continue;
     const eq = piece.indexOf(0x3d);
-    out.push(eq < 0 ? { name: percentDecode(piece), value: new Uint8Array(0) } : { name: percentDecode(piece.subarray(0, eq)), value: percentDecode(piece.subarray(eq + 1)) });
+    out.push(
+      eq < 0
+        ? { name: percentDecode(piece), value: new Uint8Array(0) }
+        : { name: percentDecode(piece.subarray(0, eq)), value: percentDecode(piece.subarray(eq + 1)) },
+    );
   }
   return out;
 }
@@ -141,4 +145,49 @@ export function requestCharset(params: { charset?: string; classe_msg?: string }
   }
   if (params.classe_msg?.trim() === '9') return { charset: 'utf-8', why: 'classe_msg=9 is Unicode text, sent in UTF-8' };
   return { charset: fallback, why: 'the Content-Type says UTF-8' };
+}
+
+/** The charsets an answer is written in. */
+export type AnswerCharset = Exclude<Charset, 'auto'>;
+
+/** The byte of each character ISO-8859-15 places where Latin-1 has another. */
+const ISO_8859_15_BYTES: ReadonlyMap<string, number> = new Map(
+  Object.entries(ISO_8859_15)
+    .filter(([b]) => Number(b) >= 0xa0)
+    .map(([b, c]) => [c, Number(b)]),
+);
+/** The Latin-1 characters ISO-8859-15 replaced: they have no byte there. */
+const NOT_IN_ISO_8859_15 = new Set(Object.keys(ISO_8859_15).map((b) => String.fromCharCode(Number(b))));
+
+/**
+ * Text as the bytes of `charset`. A character the charset has no byte for becomes `?`, as the legacy API does for
+ * text it cannot carry; a surrogate pair (an emoji) is one character, one `?`.
+ */
+export function encodeText(text: string, charset: AnswerCharset): Buffer {
+  if (charset === 'utf-8') return Buffer.from(text, 'utf8');
+  const out: number[] = [];
+  for (const ch of text) {
+    const code = ch.codePointAt(0)!;
+    if (charset === 'iso-8859-15') {
+      const special = ISO_8859_15_BYTES.get(ch);
+      if (special !== undefined) out.push(special);
+      else out.push(code <= 0xff && !NOT_IN_ISO_8859_15.has(ch) ? code : 0x3f);
+    } else out.push(code <= 0xff ? code : 0x3f);
+  }
+  return Buffer.from(out);
+}
+
+/** The name of a charset in a Content-Type. */
+export function charsetLabel(charset: AnswerCharset): string {
+  return charset === 'utf-8' ? 'utf-8' : charset.toUpperCase();
+}
+
+/**
+ * The charset of an answer: the request's `charset` parameter (an unknown one gets UTF-8, with the error that names
+ * it), else the charset its form's Content-Type declares, else the operation's own.
+ */
+export function answerCharset(declared: string | undefined, contentType: AnswerCharset | null, operation: AnswerCharset): AnswerCharset {
+  const named = declared?.trim() ? charsetNamed(declared) : undefined;
+  if (named !== undefined) return named ?? 'utf-8';
+  return contentType ?? operation;
 }

@@ -3,7 +3,7 @@
  * time; Tern reads and writes them in the organisation's time zone, Europe/Paris unless it says otherwise (daylight
  * saving time included).
  */
-import { instantOfWallClock, wallClockAt } from '../../core/domain/dates.ts';
+import { instantOfWallClock, wallClockAt } from '../../domain/dates.ts';
 
 export const LEGACY_TIME_ZONE = 'Europe/Paris';
 
@@ -16,13 +16,7 @@ const SEND_DATE = /^(\d{2})(\d{2})(\d{4})(?:-(\d{2}):(\d{2}))?$/;
 export function parseLegacySendDate(value: string, timeZone = LEGACY_TIME_ZONE): number | null {
   const m = SEND_DATE.exec(value.trim());
   if (!m) return null;
-  const [day, month, year, hour, minute] = [m[1], m[2], m[3], m[4] ?? '00', m[5] ?? '00'].map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [day, month, year, hour, minute] = [m[1], m[2], m[3], m[4] ?? '00', m[5] ?? '00'].map(Number) as [number, number, number, number, number];
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59) return null;
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (day > daysInMonth) return null;

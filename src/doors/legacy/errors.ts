@@ -1,4 +1,4 @@
-import { CoreError, type ErrorKind } from '../../core/errors.ts';
+import { asCoreError, type CoreError, type ErrorKind } from '../../core/errors.ts';
 
 /** Answer codes of the legacy interface (research §11). */
 export const LEGACY_CODES = {
@@ -41,6 +41,8 @@ const BY_KIND: Readonly<Record<ErrorKind, { code: number; httpStatus: number; ac
   FORBIDDEN_TRANSFER: { code: 41, httpStatus: 403 },
   FORBIDDEN_ADMIN: { code: 32, httpStatus: 403 },
   FORBIDDEN_CHANNEL: { code: 32, httpStatus: 403 },
+  FORBIDDEN_CSRF: { code: 32, httpStatus: 403 },
+  INVALID_LOGIN: { code: 32, httpStatus: 401 },
   CHANNEL_TYPE_MISMATCH: { code: 32, httpStatus: 403 },
   NOT_FOUND: { code: 61, httpStatus: 404, accountCode: 41 },
   CONFLICT: { code: 35, httpStatus: 409, newAccountCode: 41 },
@@ -49,6 +51,8 @@ const BY_KIND: Readonly<Record<ErrorKind, { code: number; httpStatus: number; ac
   IDEMPOTENCY_MISMATCH: { code: 35, httpStatus: 422 },
   RATE_LIMITED: { code: 35, httpStatus: 429 },
   UNAVAILABLE: { code: 31, httpStatus: 503 },
+  STORAGE_UNAVAILABLE: { code: 50, httpStatus: 503 },
+  STORAGE_FULL: { code: 50, httpStatus: 507 },
 };
 
 /**
@@ -113,10 +117,12 @@ export type LegacyOperationKind = 'message' | 'account' | 'newAccount';
 
 /**
  * The legacy answer for an error thrown while serving a legacy call: authentication and permission → 32, funds → 33,
- * request errors → 35 (the detail naming the parameter), an unknown message → 61 (41 as `op` says), anything else → 31.
+ * request errors → 35 (the detail naming the parameter), an unknown message → 61 (41 as `op` says), the database
+ * out of reach or its disk full → 50 (temporarily unavailable), anything else → 31.
  */
-export function legacyFailureOf(err: unknown, op: LegacyOperationKind = 'message'): LegacyFailure {
-  if (!(err instanceof CoreError)) {
+export function legacyFailureOf(thrown: unknown, op: LegacyOperationKind = 'message'): LegacyFailure {
+  const err = asCoreError(thrown);
+  if (!err) {
     const description = `${LABELS[31]}: an internal error occurred; it has been logged`;
     return { code: 31, httpStatus: 500, description, line: legacyLine(31, description) };
   }

@@ -2,10 +2,10 @@
  * The legacy lists: smsList.do (the recent sends) and responseList.do (the replies received). Rows are fields
  * separated by ` | `, dates in the organisation's time zone.
  */
-import { toEuros } from '../../core/domain/money.ts';
-import { seesOrganisation } from '../../core/domain/tenancy.ts';
+import { toEuros } from '../../domain/money.ts';
+import { seesOrganisation } from '../../domain/tenancy.ts';
 import { fail } from '../../core/errors.ts';
-import type { Sends } from '../../core/messaging/sends.ts';
+import type { Sends } from '../../core/sms/sends.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
@@ -88,15 +88,28 @@ export class LegacyHistory {
       if (from >= to) fail('INVALID_DATE', 'startDate: is after endDate');
       window = { from, to, offset: 0, limit: LIST_MAX_SIZE + 1 };
     } else {
-      window = { from: 0, to: Number.MAX_SAFE_INTEGER, offset: count(params, 'start', 0, 0, MAX_START), limit: count(params, 'offset', LIST_DEFAULT_SIZE, 1, LIST_MAX_SIZE) };
+      window = {
+        from: 0,
+        to: Number.MAX_SAFE_INTEGER,
+        offset: count(params, 'start', 0, 0, MAX_START),
+        limit: count(params, 'offset', LIST_DEFAULT_SIZE, 1, LIST_MAX_SIZE),
+      };
     }
     const replies = await this.messaging.list({ channelIds: await this.smsChannelIds(principal), direction: 'MO', type: 'SMS', ...window });
-    if (replies.length > LIST_MAX_SIZE) fail('INVALID_REQUEST', `startDate: more than ${LIST_MAX_SIZE} replies between startDate and endDate; ask for a shorter time`);
+    if (replies.length > LIST_MAX_SIZE)
+      fail('INVALID_REQUEST', `startDate: more than ${LIST_MAX_SIZE} replies between startDate and endDate; ask for a shorter time`);
     const originIds = [...new Set(replies.map((r) => r.origin_message_id).filter((id): id is string => id !== null))];
     const origins = new Map((await this.messaging.getMany(originIds)).map((m) => [m.id, legacySmsIdOf(m)]));
     return replies
       .map((r) =>
-        legacyRow([r.id, formatLegacyMinute(r.accepted_at, timeZone), r.sender ?? '', textOf(r.body), r.recipient, (r.origin_message_id && origins.get(r.origin_message_id)) ?? '']),
+        legacyRow([
+          r.id,
+          formatLegacyMinute(r.accepted_at, timeZone),
+          r.sender ?? '',
+          textOf(r.body),
+          r.recipient,
+          (r.origin_message_id && origins.get(r.origin_message_id)) ?? '',
+        ]),
       )
       .join('\n');
   }

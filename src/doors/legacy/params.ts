@@ -5,8 +5,18 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail } from '../../core/errors.ts';
-import { unstorableText } from '../../core/domain/text-safety.ts';
-import { asciiOf, type Charset, charsetNamed, decodeValue, parseUrlEncoded, type RawPair, requestCharset } from './charset.ts';
+import { unstorableText } from '../../domain/text-safety.ts';
+import {
+  type AnswerCharset,
+  answerCharset,
+  asciiOf,
+  type Charset,
+  charsetNamed,
+  decodeValue,
+  parseUrlEncoded,
+  type RawPair,
+  requestCharset,
+} from './charset.ts';
 import { boundaryOf, parseMultipart } from './multipart.ts';
 
 /** The client's address, carried beside the parameters (a symbol: no parameter can be named so). */
@@ -95,7 +105,8 @@ function paramsOfQueryAndJson(req: FastifyRequest): Record<string, string> {
   const body = req.body;
   if (body && typeof body === 'object') {
     for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
-      const value = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : Array.isArray(v) ? v.map(String).join(',') : undefined;
+      const value =
+        typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : Array.isArray(v) ? v.map(String).join(',') : undefined;
       if (value === undefined) continue;
       const problem = unstorableText(k) ?? unstorableText(value);
       if (problem) fail('INVALID_REQUEST', problem, k);
@@ -116,6 +127,19 @@ export function legacyParamsOf(req: FastifyRequest): LegacyParams {
 function mark(params: Record<string, string>): Record<string, string> {
   decoded.add(params);
   return params;
+}
+
+/**
+ * The charset to answer `req` in (see answerCharset): its `charset` parameter (a body's wins over the query
+ * string's), its Content-Type's charset, else `operation`'s. It reads the raw request, so an answer to a request whose
+ * parameters could not be read is written in the charset it asked for too.
+ */
+export function answerCharsetOf(req: FastifyRequest, operation: AnswerCharset): AnswerCharset {
+  const body = req.body as Record<string, unknown> | undefined;
+  let declared = body && typeof body === 'object' && typeof body.charset === 'string' ? body.charset : undefined;
+  if (declared === undefined) for (const p of parseUrlEncoded(queryBytes(req.raw.url))) if (asciiOf(p.name) === 'charset') declared = asciiOf(p.value);
+  const declaredByType = contentTypeCharset(req.headers['content-type']);
+  return answerCharset(declared, declaredByType === 'auto' ? null : declaredByType, operation);
 }
 
 /** A form body: its fields with the query string's. */
@@ -144,7 +168,10 @@ function parseMultipartForm(req: FastifyRequest, body: Buffer): Record<string, s
     const bom = UTF8_BOM.every((b, i) => file.data[i] === b);
     const { charset, why } = bom
       ? { charset: 'utf-8' as const, why: 'the file starts with a UTF-8 byte order mark' }
-      : requestCharset({ charset: lastAscii(sources, 'charset'), classe_msg: lastAscii(sources, 'classe_msg') }, contentTypeCharset(file.contentType ?? undefined));
+      : requestCharset(
+          { charset: lastAscii(sources, 'charset'), classe_msg: lastAscii(sources, 'classe_msg') },
+          contentTypeCharset(file.contentType ?? undefined),
+        );
     params[FILE_FIELD] = decodeValue(bom ? file.data.subarray(3) : file.data, charset, FILE_FIELD, why);
   }
   return mark(params);

@@ -1,15 +1,36 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../core/services.ts';
-import { CoreError, RateLimitedError } from '../../core/errors.ts';
+import { asCoreError, CoreError, RateLimitedError, StorageError } from '../../core/errors.ts';
 import { LegacyAccounts } from './accounts.ts';
 import { type LegacyFailure, legacyCredit, legacyFailureOf, legacyLine, type LegacyOperationKind } from './errors.ts';
 import { LegacyHistory } from './history.ts';
-import { FILE_FIELD, type LegacyParams, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers, TAKE_TURN } from './params.ts';
+import { answerCharsetOf, FILE_FIELD, type LegacyParams, legacyParamsOf, MULTIPART_BODY_LIMIT, registerLegacyBodyParsers, TAKE_TURN } from './params.ts';
+import { type AnswerCharset, charsetLabel, encodeText } from './charset.ts';
 import { takeTurn } from '../http-turns.ts';
 import { LegacyService } from './service.ts';
 
-const TEXT = 'text/plain; charset=utf-8';
+/**
+ * The operations that answer in ISO-8859-15 unless the request asks for another charset: the lists that carry
+ * message text, which the legacy manuals give in the API's charset (ISO-8859-15). The other answers are ASCII
+ * (codes, ids, numbers, dates), apart from what an error quotes of the request, and are labelled UTF-8.
+ */
+const ISO_8859_15_ANSWERS: ReadonlySet<string> = new Set(['smsList.do', 'responseList.do']);
+
+/** The charset an operation answers in when the request does not say. */
+function operationCharset(url: string): AnswerCharset {
+  const op = /\/http\/1\.6\/([^/?]+)/.exec(url)?.[1];
+  return op !== undefined && ISO_8859_15_ANSWERS.has(op) ? 'iso-8859-15' : 'utf-8';
+}
+
+/** A text answer in the charset the request asked for (answerCharsetOf), the Content-Type saying which. */
+function sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string): FastifyReply {
+  const charset = answerCharsetOf(req, operationCharset(req.url));
+  return reply
+    .code(status)
+    .type(`text/plain; charset=${charsetLabel(charset)}`)
+    .send(encodeText(text, charset));
+}
 
 const str = (description: string) => Type.Optional(Type.String({ description }));
 
@@ -17,7 +38,9 @@ const COMMON = {
   accessToken: str('API key of a channel (the operation says of which type)'),
   pseudo: str('Without accessToken: a sub-account’s login (createSubAccount.do), with pass'),
   pass: str('The password of pseudo'),
-  charset: str('UTF-8, ISO-8859-15 or ISO-8859-1: how the parameters are encoded. Without it, ISO-8859-15 (the legacy API’s charset), or UTF-8 for classe_msg=9 and for values whose bytes are UTF-8 with multi-byte characters'),
+  charset: str(
+    'UTF-8, ISO-8859-15 or ISO-8859-1: how the parameters are encoded, and the charset of the answer (its Content-Type names it; a character the charset lacks is answered as ?). Without it, parameters are read as ISO-8859-15 (the legacy API’s charset), or UTF-8 for classe_msg=9 and for values whose bytes are UTF-8 with multi-byte characters; smsList.do and responseList.do answer in ISO-8859-15 and the others in UTF-8, unless a form’s Content-Type names a charset',
+  ),
 };
 
 const SMS_OPTIONS = {
@@ -41,7 +64,9 @@ const SEND_SMS = {
 
 const SEND_BATCH = {
   ...COMMON,
-  [FILE_FIELD]: str('The file (a multipart/form-data file part): one SMS a row, numero;message;emetteur[;ref], `;` or `,` separated, fields quoted with " when needed, an optional numero… header row; ISO-8859-15 unless it starts with a UTF-8 byte order mark or the request says UTF-8'),
+  [FILE_FIELD]: str(
+    'The file (a multipart/form-data file part): one SMS a row, numero;message;emetteur[;ref], `;` or `,` separated, fields quoted with " when needed, an optional numero… header row; ISO-8859-15 unless it starts with a UTF-8 byte order mark or the request says UTF-8',
+  ),
   emetteur: str('Sender ID of the rows that give none'),
   ...SMS_OPTIONS,
 };
@@ -110,6 +135,8 @@ interface RouteOptions {
 
 function retryAfter(reply: FastifyReply, err: unknown): void {
   if (err instanceof RateLimitedError) reply.header('retry-after', Math.max(1, Math.ceil((err.retryAt - Date.now()) / 1000)));
+  const core = asCoreError(err);
+  if (core instanceof StorageError) reply.header('retry-after', core.retryAfterSeconds);
 }
 
 /** A failure of Fastify itself (a body it could not take, a parameter its schema refused) or of the operation. */
@@ -132,7 +159,8 @@ const lineResponses = (ok: string) => {
     404: line('`61 | …` (unknown smsID) or `41 | …` (unknown account)'),
     409: line('`33 | …`: insufficient credit; `35 | …`: no longer scheduled; `41 | …`: login already taken'),
     500: line('`31 | …`: internal error'),
-    503: line('`31 | …`: text-to-speech unavailable'),
+    503: line('`31 | …`: text-to-speech unavailable; `50 | …`: the database is unavailable (with Retry-After)'),
+    507: line('`50 | …`: the disk holding the database is full (with Retry-After)'),
   };
 };
 
@@ -146,6 +174,8 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
     services.access,
     services.tenancy,
     services.messaging,
+    services.sms,
+    services.campaigns,
     services.voice,
     services.funds,
     services.subAccounts,
@@ -160,11 +190,11 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
     registerLegacyBodyParsers(scope);
     const tags = ['Legacy HTTP 1.6'];
 
-    scope.setErrorHandler((err, _req, reply) => {
+    scope.setErrorHandler((err, req, reply) => {
       const failure = failureOf(err);
       if (failure.code === 31) reply.log.error({ err }, 'legacy request failed');
       retryAfter(reply, err);
-      return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
+      return sendText(req, reply, failure.httpStatus, failure.line);
     });
 
     const route = (op: string, summary: string, description: string, fields: Record<string, unknown>, run: Operation, options: RouteOptions = {}) => {
@@ -174,12 +204,12 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
           const params = legacyParamsOf(req);
           params[TAKE_TURN] = (organisationId) => takeTurn(services, req, organisationId);
           const answer = await run(params, req.method === 'POST' ? 'POST' : 'GET');
-          return reply.code(answer.status ?? 200).type(TEXT).send(answer.text);
+          return sendText(req, reply, answer.status ?? 200, answer.text);
         } catch (err) {
           const failure = failureOf(err, options.kind);
           if (failure.code === 31 && !(err instanceof CoreError)) req.log.error({ err }, 'legacy request failed');
           retryAfter(reply, err);
-          return reply.code(failure.httpStatus).type(TEXT).send(failure.line);
+          return sendText(req, reply, failure.httpStatus, failure.line);
         }
       };
       const doc = { tags, summary, description, response: lineResponses('`0 | …`, or the operation’s own answer (see its description)') };
@@ -224,17 +254,11 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
       const s = await legacy.status(await legacy.authenticate(p, 'messages:read'), p);
       return { text: legacyLine(s.code, s.description) };
     });
-    route(
-      'compteRendu.do',
-      'Per-number report of a send (legacy)',
-      'Answers `<number> <status code> | <number> <status code> …`.',
-      BY_ID,
-      async (p) => {
-        const items = (await legacy.report(await legacy.authenticate(p, 'messages:read'), p)).filter((i) => i.status !== null);
-        if (items.length === 0) return { status: 404, text: legacyLine(61, 'SMS not found: the send was deleted') };
-        return { text: items.map((i) => `${i.msisdn} ${i.status!.code}`).join(' | ') };
-      },
-    );
+    route('compteRendu.do', 'Per-number report of a send (legacy)', 'Answers `<number> <status code> | <number> <status code> …`.', BY_ID, async (p) => {
+      const items = (await legacy.report(await legacy.authenticate(p, 'messages:read'), p)).filter((i) => i.status !== null);
+      if (items.length === 0) return { status: 404, text: legacyLine(61, 'SMS not found: the send was deleted') };
+      return { text: items.map((i) => `${i.msisdn} ${i.status!.code}`).join(' | ') };
+    });
     route('deleteSMS.do', 'Delete a scheduled send (legacy)', 'Cancels and refunds; `35` once it has been sent.', BY_ID, async (p) => {
       const smsId = await legacy.delete(await legacy.authenticate(p, 'messages:send'), p);
       return { text: legacyLine(0, 'Deleted', smsId) };
@@ -253,7 +277,7 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
         'Answers `0 | Transfer done | <transferId>`; `33` when the balance is short; `41` for an unknown or unrelated target.',
       TRANSFER,
       async (p) => {
-        const id = await legacy.transfer(await legacy.authenticate(p, 'organisation:admin'), p);
+        const id = await legacy.transfer(await legacy.authenticate(p, 'funds:transfer'), p);
         return { text: legacyLine(0, 'Transfer done', id) };
       },
       { kind: 'account' },
@@ -353,6 +377,10 @@ export function legacyRoutes(app: FastifyInstance, services: Services): void {
       }
     };
     scope.get('/http/2.0/createAuthorisation.do', { schema: { ...doc, querystring: schema } }, handler);
-    scope.post('/http/2.0/createAuthorisation.do', { schema: { ...doc, consumes: ['application/x-www-form-urlencoded', 'application/json'], body: schema } }, handler);
+    scope.post(
+      '/http/2.0/createAuthorisation.do',
+      { schema: { ...doc, consumes: ['application/x-www-form-urlencoded', 'application/json'], body: schema } },
+      handler,
+    );
   });
 }

@@ -1,26 +1,29 @@
 import { parseLegacySendDate } from './dates.ts';
 import { type LegacyStatus, legacyGroupStatus, legacyStatusOf } from './status.ts';
-import { MICROS_PER_EURO, toEuros } from '../../core/domain/money.ts';
-import { type MessageStatus } from '../../core/domain/status.ts';
-import { type ChannelType, type Permission, rolesAllow, seesOrganisation } from '../../core/domain/tenancy.ts';
+import { MICROS_PER_EURO, toEuros } from '../../domain/money.ts';
+import { type MessageStatus } from '../../domain/status.ts';
+import { type ChannelType, type Permission, rolesAllow, seesOrganisation } from '../../domain/tenancy.ts';
 import type { MessageRow } from '../../core/types.ts';
 import type { AccessControl } from '../../core/tenancy/access.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
 import { CoreError, fail } from '../../core/errors.ts';
 import type { FundsService } from '../../core/billing/funds.ts';
 import { legacySmsIdOf, type LegacyExtra } from './callbacks.ts';
+import type { CampaignService } from '../../core/campaigns/service.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
-import { checkCallbackUrl, normaliseRecipient } from '../../core/messaging/sms.ts';
+import type { SmsService } from '../../core/sms/service.ts';
+import { checkCallbackUrl, normaliseRecipient } from '../../core/messaging/prepare.ts';
 import type { VoiceService } from '../../core/voice/service.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
-import type { CountryCode } from '../../core/domain/phone.ts';
+import type { CountryCode } from '../../domain/phone.ts';
 import type { ContactService } from '../../core/contacts/service.ts';
-import type { BatchItem, Sends } from '../../core/messaging/sends.ts';
+import type { BatchItem, Sends } from '../../core/sms/sends.ts';
 import type { SubAccountService } from '../../core/tenancy/sub-accounts.ts';
 import { parseBatchFile } from './csv.ts';
 import { legacyDetail } from './errors.ts';
 import { smsOptionsOf, stopFor } from './sms-options.ts';
-import { CLIENT_ADDRESS, TAKE_TURN, LEGACY_DEFAULT_MAX_PARTS, LEGACY_MAX_GET_RECIPIENTS, LEGACY_MAX_POST_RECIPIENTS, LEGACY_REF_CLIENT_MAX, type LegacyParams, param } from './params.ts';
+import { optOutLine } from '../../domain/opt-out.ts';
+import { CLIENT_ADDRESS, TAKE_TURN, LEGACY_MAX_GET_RECIPIENTS, LEGACY_MAX_POST_RECIPIENTS, LEGACY_REF_CLIENT_MAX, type LegacyParams, param } from './params.ts';
 
 export interface LegacySendResult {
   /** 0 when accepted; 33 when every message was refused for want of credit (or a consumption limit). */
@@ -36,7 +39,6 @@ export interface LegacyReportItem {
 
 const CREDIT_DETAILS = new Set(['INSUFFICIENT_CREDIT', 'DAILY_LIMIT_EXCEEDED', 'ORGANISATION_MONTHLY_LIMIT_EXCEEDED']);
 
-
 /**
  * The legacy HTTP 1.6 operations, on the same services as REST: sends through `MessagingService.sendSms` (or the
  * campaign of a send to several numbers) and `VoiceService`, statuses through the one legacy status table,
@@ -48,6 +50,8 @@ export class LegacyService {
     private readonly access: AccessControl,
     private readonly tenancy: TenancyService,
     private readonly messaging: MessagingService,
+    private readonly sms: SmsService,
+    private readonly campaigns: CampaignService,
     private readonly voice: VoiceService,
     private readonly funds: FundsService,
     private readonly subAccounts: SubAccountService,
@@ -72,7 +76,9 @@ export class LegacyService {
       else {
         const pass = params.pass;
         if (pass === undefined || pass === '') fail('MISSING_API_KEY', 'pass: is required with pseudo');
-        ({ principal } = await this.access.enterWith('legacy', `${login}\u0000${pass}`, address, permission, () => this.subAccounts.authenticate(login!, pass)));
+        ({ principal } = await this.access.enterWith('legacy', `${login}\u0000${pass}`, address, permission, () =>
+          this.subAccounts.authenticate(login!, pass),
+        ));
       }
     } catch (err) {
       if (err instanceof CoreError && err.kind === 'INVALID_API_KEY') fail('INVALID_API_KEY', `${by}: ${err.detail}`);
@@ -95,7 +101,10 @@ export class LegacyService {
       if (param(params, 'groupe') !== undefined) fail('INVALID_REQUEST', 'groupe: contact groups are for sendSMS.do; list the numbers in numero');
       fail('INVALID_REQUEST', 'numero: is required');
     }
-    const numbers = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+    const numbers = raw
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
     if (numbers.length === 0) fail('INVALID_REQUEST', 'numero: is required');
     const max = method === 'GET' ? LEGACY_MAX_GET_RECIPIENTS : LEGACY_MAX_POST_RECIPIENTS;
     if (numbers.length > max) {
@@ -118,7 +127,8 @@ export class LegacyService {
       throw err;
     }
     if (numbers.length === 0) fail('INVALID_REQUEST', `groupe: the group "${group.trim()}" has no contact`);
-    if (numbers.length > LEGACY_MAX_POST_RECIPIENTS) fail('INVALID_REQUEST', `groupe: a send goes to at most ${LEGACY_MAX_POST_RECIPIENTS} numbers; the group has more`);
+    if (numbers.length > LEGACY_MAX_POST_RECIPIENTS)
+      fail('INVALID_REQUEST', `groupe: a send goes to at most ${LEGACY_MAX_POST_RECIPIENTS} numbers; the group has more`);
     return numbers;
   }
 
@@ -139,6 +149,11 @@ export class LegacyService {
     return { country: locale.defaultCountry ?? 'FR', timeZone: locale.timeZone };
   }
 
+  /** The organisation's opt-out line, which `stop=1` must fit in one SMS with. */
+  private async optOutLine(principal: Principal): Promise<string> {
+    return optOutLine(await this.tenancy.optOut(principal.channel.organisationId));
+  }
+
   private refClient(params: LegacyParams): string | null {
     const v = param(params, 'refClient') ?? null;
     if (v !== null && v.length > LEGACY_REF_CLIENT_MAX) fail('INVALID_REQUEST', `refClient: at most ${LEGACY_REF_CLIENT_MAX} characters`);
@@ -154,8 +169,7 @@ export class LegacyService {
   }
 
   private result(smsId: string, messages: MessageRow[]): LegacySendResult {
-    const refusedForCredit =
-      messages.length > 0 && messages.every((m) => m.status === 'UNDELIVERABLE' && CREDIT_DETAILS.has(m.status_detail ?? ''));
+    const refusedForCredit = messages.length > 0 && messages.every((m) => m.status === 'UNDELIVERABLE' && CREDIT_DETAILS.has(m.status_detail ?? ''));
     return { code: refusedForCredit ? 33 : 0, smsId, messages };
   }
 
@@ -167,13 +181,13 @@ export class LegacyService {
     const numbers = (await this.groupRecipients(principal, params)) ?? this.recipients(params, method, locale.country);
     const options = smsOptionsOf(params);
     const { encoding } = options;
-    const stop = stopFor(message, options);
+    const stop = stopFor(message, options, 'message', await this.optOutLine(principal));
     const sentDate = this.sendDate(params, locale.timeZone);
     const refClient = this.refClient(params);
     const extra: LegacyExtra = { ...this.callbacks(params, locale.timeZone), legacyClass: options.classe };
     const from = param(params, 'emetteur') ?? null;
     if (numbers.length === 1) {
-      const m = await this.messaging.sendSms(principal.channel, {
+      const m = await this.sms.send(principal.channel, {
         to: numbers[0]!,
         text: message,
         encoding,
@@ -187,7 +201,7 @@ export class LegacyService {
       });
       return this.result(legacySmsIdOf(m), [m]);
     }
-    const campaign = await this.messaging.sendCampaign(principal.channel, {
+    const campaign = await this.campaigns.create('SMS', principal.channel, {
       recipients: numbers.map((to) => ({ to })),
       refClient,
       message: { text: message, encoding, stop, from, sentDate, defaultCountry: locale.country, extra: extra as Record<string, unknown> },
@@ -237,7 +251,7 @@ export class LegacyService {
       if (!(err instanceof CoreError && err.kind === 'NOT_FOUND')) throw err;
     }
     try {
-      await this.messaging.campaign(smsId, channelIds);
+      await this.campaigns.get(smsId, channelIds);
     } catch (err) {
       if (err instanceof CoreError && err.kind === 'NOT_FOUND') fail('NOT_FOUND', `smsID: no message ${smsId}`);
       throw err;
@@ -277,10 +291,11 @@ export class LegacyService {
     const { smsId, campaign, messages } = await this.messagesOf(principal, params);
     const channelIds = await this.channelIds(principal);
     try {
-      if (campaign) await this.messaging.cancelCampaign(smsId, channelIds);
+      if (campaign) await this.campaigns.cancel(smsId, channelIds);
       else await this.messaging.cancel(messages[0]!.id, channelIds);
     } catch (err) {
-      if (err instanceof CoreError && err.kind === 'CONFLICT') fail('CONFLICT', `smsID: ${smsId} is not scheduled any more; only a scheduled send can be deleted`);
+      if (err instanceof CoreError && err.kind === 'CONFLICT')
+        fail('CONFLICT', `smsID: ${smsId} is not scheduled any more; only a scheduled send can be deleted`);
       throw err;
     }
     return smsId;
@@ -342,13 +357,14 @@ export class LegacyService {
     const refClient = this.refClient(params);
     const extra = { ...this.callbacks(params, locale.timeZone), legacyClass: options.classe } as Record<string, unknown>;
     const from = param(params, 'emetteur') ?? null;
+    const mention = await this.optOutLine(principal);
     const items: BatchItem[] = rows.map((row) => {
       if (row.ref.length > LEGACY_REF_CLIENT_MAX) fail('INVALID_REQUEST', `line ${row.line}: ref: at most ${LEGACY_REF_CLIENT_MAX} characters`, 'fichier');
       return {
         to: row.numero,
         text: row.message,
         encoding: options.encoding,
-        stop: stopFor(row.message, options, `fichier: line ${row.line}: message`),
+        stop: stopFor(row.message, options, `fichier: line ${row.line}: message`, mention),
         from: row.emetteur || from,
         refClient: row.ref || refClient,
         sentDate,

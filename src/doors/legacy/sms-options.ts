@@ -1,7 +1,7 @@
 /** The options of a legacy SMS send that shape its text: `classe_msg`, `stop` and `nbr_msg`. */
 import { fail } from '../../core/errors.ts';
-import { analyseText, type TextEncoding, TextError } from '../../core/domain/text.ts';
-import { OPT_OUT_MENTION } from '../../core/messaging/sms.ts';
+import { analyseText, type TextEncoding, TextError } from '../../domain/text.ts';
+import { OPT_OUT_MENTION } from '../../core/sms/prepare.ts';
 import { LEGACY_DEFAULT_MAX_PARTS, type LegacyParams, param } from './params.ts';
 
 export interface SmsOptions {
@@ -33,10 +33,11 @@ export function smsOptionsOf(params: LegacyParams): SmsOptions {
 }
 
 /**
- * Whether the opt-out mention goes with `text` under these options, checking that the text then fits `nbr_msg`.
- * `field` names the text in errors.
+ * Whether the opt-out mention (`mention`, the organisation's line) goes with `text` under these options, checking
+ * that the text then fits `nbr_msg`. `field` names the text in errors. On marketing to French numbers the core
+ * appends it whatever this says.
  */
-export function stopFor(text: string, options: SmsOptions, field = 'message'): boolean {
+export function stopFor(text: string, options: SmsOptions, field = 'message', mention = OPT_OUT_MENTION): boolean {
   const parts = (t: string) => {
     try {
       return analyseText(t, options.encoding).messagePartCount;
@@ -45,8 +46,8 @@ export function stopFor(text: string, options: SmsOptions, field = 'message'): b
       throw err;
     }
   };
-  const stop = options.stop === 2 || (options.stop === 1 && parts(`${text}${OPT_OUT_MENTION}`) === 1);
-  const needed = parts(stop ? `${text}${OPT_OUT_MENTION}` : text);
+  const stop = options.stop === 2 || (options.stop === 1 && parts(`${text}${mention}`) === 1);
+  const needed = parts(stop ? `${text}${mention}` : text);
   if (needed > options.maxParts) fail('TOO_MANY_PARTS', `${field}: needs ${needed} SMS, more than nbr_msg (${options.maxParts})`);
   return stop;
 }

@@ -1,4 +1,4 @@
-import type { MessageStatus } from '../../core/domain/status.ts';
+import type { MessageStatus } from '../../domain/status.ts';
 
 /**
  * The legacy HTTP 1.6 message status codes and their REST equivalents: one table, read both ways. Every code of the
@@ -78,7 +78,12 @@ const ROWS: readonly LegacyStatusRow[] = [
     rest: { status: 'UNDELIVERABLE', detail: 'OPERATOR_ERROR' },
     emit: { status: 'UNDELIVERABLE', details: ['OPERATOR_ERROR'] },
   },
-  { code: 3522, description: 'Permanent error: absent subscriber', rest: { status: 'UNDELIVERABLE', detail: null } },
+  {
+    code: 3522,
+    description: 'Permanent error: absent subscriber',
+    rest: { status: 'UNDELIVERABLE', detail: 'ABSENT_SUBSCRIBER' },
+    emit: { status: 'UNDELIVERABLE', details: ['ABSENT_SUBSCRIBER'] },
+  },
   { code: 3523, description: 'Permanent error: phone', rest: { status: 'UNDELIVERABLE', detail: null } },
   {
     code: 3524,
@@ -93,7 +98,7 @@ const ROWS: readonly LegacyStatusRow[] = [
     code: 3560,
     description: 'Not routable',
     rest: { status: 'UNDELIVERABLE', detail: 'NOT_ROUTABLE' },
-    emit: { status: 'UNDELIVERABLE', details: ['NOT_ROUTABLE'] },
+    emit: { status: 'UNDELIVERABLE', details: ['NOT_ROUTABLE', 'ROUTE_AT_LOSS'] },
   },
   { code: 3599, description: 'Other error', rest: { status: 'UNDELIVERABLE', detail: null } },
   {

@@ -1,4 +1,4 @@
-import { parseRequestedDate, type RequestedDate } from '../../core/domain/dates.ts';
+import { parseRequestedDate, type RequestedDate } from '../../domain/dates.ts';
 import { fail } from '../../core/errors.ts';
 
 /**

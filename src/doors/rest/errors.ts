@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
-import { CoreError, ERROR_KINDS, type ErrorKind } from '../../core/errors.ts';
+import { asCoreError, type CoreError, ERROR_KINDS, type ErrorKind } from '../../core/errors.ts';
 
 /** Failures of the HTTP exchange itself, which never reach the core. */
 const TRANSPORT = {
@@ -21,11 +21,13 @@ const CORE: Readonly<Record<ErrorKind, { status: number; code: string }>> = {
   INVALID_DATE: { status: 400, code: '400.007' },
   MISSING_API_KEY: { status: 401, code: '401.001' },
   INVALID_API_KEY: { status: 401, code: '401.002' },
+  INVALID_LOGIN: { status: 401, code: '401.003' },
   FORBIDDEN_ROLE: { status: 403, code: '403.001' },
   FORBIDDEN_ORGANISATION: { status: 403, code: '403.002' },
   FORBIDDEN_TRANSFER: { status: 403, code: '403.003' },
   FORBIDDEN_ADMIN: { status: 403, code: '403.004' },
   FORBIDDEN_CHANNEL: { status: 403, code: '403.006' },
+  FORBIDDEN_CSRF: { status: 403, code: '403.007' },
   CHANNEL_TYPE_MISMATCH: { status: 403, code: '403.005' },
   NOT_FOUND: { status: 404, code: '404.001' },
   CONFLICT: { status: 409, code: '409.001' },
@@ -34,6 +36,8 @@ const CORE: Readonly<Record<ErrorKind, { status: number; code: string }>> = {
   IDEMPOTENCY_MISMATCH: { status: 422, code: '422.001' },
   RATE_LIMITED: { status: 429, code: '429.001' },
   UNAVAILABLE: { status: 503, code: '503.001' },
+  STORAGE_UNAVAILABLE: { status: 503, code: '503.002' },
+  STORAGE_FULL: { status: 507, code: '507.001' },
 };
 
 export type RestErrorKind = ErrorKind | keyof typeof TRANSPORT;
@@ -97,9 +101,8 @@ export function describeValidation(errors: AjvError[], context: string | undefin
 
 /** Maps any error thrown while serving a request to Tern's JSON error body; 5xx never leak internals. */
 export function toErrorReply(err: FastifyError | Error, req: FastifyRequest): { status: number; body: ErrorPayload } {
-  if (err instanceof CoreError) {
-    return { status: errorStatus(err.kind), body: coreErrorPayload(err) };
-  }
+  const core = asCoreError(err);
+  if (core) return { status: errorStatus(core.kind), body: coreErrorPayload(core) };
   const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
   if (fe.validation) {
     return { status: 400, body: errorPayload('INVALID_REQUEST', describeValidation(fe.validation, fe.validationContext)) };

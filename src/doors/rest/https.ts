@@ -7,6 +7,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
+import type { HttpLimits } from '../../domain/http-limits.ts';
+import { capConnections, connectionTimeouts } from './connection-limits.ts';
 
 /** A certificate (chain) and its private key, as PEM, checked to belong together. */
 export interface CertificatePair {
@@ -71,6 +73,8 @@ export interface HttpsListenerOptions {
   port: number;
   certFile: string;
   keyFile: string;
+  /** The same bounds on connections as plain HTTP's. */
+  limits: HttpLimits;
   /** What answers requests: the HTTP application's router. */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   logger: Logger;
@@ -100,7 +104,8 @@ export class HttpsListener {
     private readonly opts: HttpsListenerOptions,
     private current: CertificatePair,
   ) {
-    this.server = createServer({ cert: current.cert, key: current.key }, opts.handler);
+    this.server = createServer({ cert: current.cert, key: current.key, ...connectionTimeouts(opts.limits) }, opts.handler);
+    capConnections(this.server, opts.limits);
     this.server.on('secureConnection', (socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));

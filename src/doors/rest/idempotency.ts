@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../core/services.ts';
 import { requestFingerprint } from '../../core/idempotency.ts';
-import { omitNulls } from '../../core/domain/absent.ts';
+import { omitNulls } from '../../domain/absent.ts';
 import type { PreparedMessage } from '../../core/messaging/accept.ts';
 import { messageObject } from '../../core/messaging/view.ts';
 import type { Channel } from '../../core/types.ts';
@@ -41,11 +41,11 @@ export async function answerSend(
   if (claim.state === 'replay') return reply.code(claim.answer.statusCode).header('idempotent-replayed', 'true').send(omitNulls(claim.answer.body));
   try {
     const base = baseUrl(services, req);
-    return reply.code(201).send(
-      await sendOnce((tx, row) =>
-        services.idempotency.complete(tx, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, channel, base) }),
-      ),
-    );
+    return reply
+      .code(201)
+      .send(
+        await sendOnce((tx, row) => services.idempotency.complete(tx, idem, claim.claimedAt, { statusCode: 201, body: messageObject(row, channel, base) })),
+      );
   } catch (err) {
     await services.idempotency.release(idem, claim.claimedAt);
     throw err;

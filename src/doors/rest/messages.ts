@@ -1,15 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { parseApiDate } from '../../core/domain/dates.ts';
-import { MESSAGE_STATUSES } from '../../core/domain/status.ts';
-import { seesOrganisation } from '../../core/domain/tenancy.ts';
+import { parseApiDate } from '../../domain/dates.ts';
+import { MESSAGE_STATUSES } from '../../domain/status.ts';
+import { seesOrganisation } from '../../domain/tenancy.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { Services } from '../../core/services.ts';
 import { fail } from '../../core/errors.ts';
-import { normaliseRecipient } from '../../core/messaging/sms.ts';
+import { normaliseRecipient } from '../../core/messaging/prepare.ts';
 import { messageObject } from '../../core/messaging/view.ts';
 import type { MessageEventRow, MessageRow } from '../../core/types.ts';
-import { present } from '../../core/domain/absent.ts';
+import { present } from '../../domain/absent.ts';
 import { baseUrl } from './access.ts';
 import { PageQuery } from './schemas.ts';
 
@@ -27,21 +27,26 @@ export const MessageSchema = Type.Object(
     recipient: Type.Object({ to: Type.String() }),
     from: Type.Optional(Type.String()),
     body: Type.Object({}, { additionalProperties: true }),
+    contentErasedAt: Type.Optional(
+      Type.String({ description: "When its content was erased (the organisation's content retention or an erasure request): its body is empty" }),
+    ),
     price: Type.Optional(Type.Object({ amount: Type.Number(), currency: Type.String(), kind: Type.Optional(Type.String()) })),
     status: Type.Optional(
       Type.Object({
         value: Type.String(),
         deliveryDate: Type.String(),
         detail: Type.Optional(Type.String({ description: 'Why, for a message that failed or was cancelled' })),
-        lookup: Type.Optional(
-          Type.Object({ mccMnc: Type.String(), country: Type.Optional(Type.String()), network: Type.Optional(Type.String()) }),
-        ),
+        lookup: Type.Optional(Type.Object({ mccMnc: Type.String(), country: Type.Optional(Type.String()), network: Type.Optional(Type.String()) })),
       }),
     ),
     refClient: Type.Optional(Type.String()),
     callbackUrlStatus: Type.Optional(Type.String()),
     callbackUrlMo: Type.Optional(Type.String()),
     href: Type.String(),
+    deferredUntil: Type.Optional(
+      Type.String({ description: "Sent outside the organisation's marketing window: when it goes (the window's opening plus its place on the ramp)" }),
+    ),
+    windowOverride: Type.Optional(Type.Boolean({ description: 'Sent outside the marketing window on purpose (`windowOverride` at send)' })),
   },
   {
     $id: 'Message',
@@ -55,7 +60,6 @@ export const MessageList = Type.Object({
   page: Type.Integer(),
   pageSize: Type.Integer(),
 });
-
 
 export const ListQuery = Type.Object({
   ...PageQuery,
@@ -135,4 +139,3 @@ export async function renderMessages(services: Services, req: FastifyRequest, ro
 export async function renderMessage(services: Services, req: FastifyRequest, m: MessageRow) {
   return messageObject(m, await services.messaging.channel(m.channel_id), baseUrl(services, req));
 }
-

@@ -10,13 +10,13 @@ type Factory = (externalSchemas: unknown, options: unknown) => Compile;
  * Keeps what `compile` made of each schema, by the schema's content (routes build their schemas as they are
  * registered, so the objects are new every time), for compilers built with the same shared schemas and options.
  */
-function byContent(compile: Compile): Compile {
+function byContent(compile: Compile, wrap: (compiled: CompiledSchema) => CompiledSchema): Compile {
   const compiled = new Map<string, unknown>();
   return (route) => {
     const key = JSON.stringify(route.schema);
     let done = compiled.get(key);
     if (done === undefined) {
-      done = onFirstUse(() => compile(route) as CompiledSchema);
+      done = onFirstUse(() => wrap(compile(route) as CompiledSchema));
       compiled.set(key, done);
     }
     return done;
@@ -25,6 +25,47 @@ function byContent(compile: Compile): Compile {
 
 /** What Fastify reads of a compiled schema besides calling it: Ajv's errors and schema (which lets it coerce a root value). */
 type CompiledSchema = ((...args: unknown[]) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+
+/**
+ * The instance path (`/send/perKey`) of the first number in `data` that is not finite, or null. Ajv's type coercion
+ * reads the strings "Infinity" and "1e400" as the number Infinity, and a number that is not finite is then left out
+ * of every numeric keyword (`maximum`, `multipleOf`…): it passed a schema of integers from 1 to 1,000,000.
+ */
+export function nonFinitePath(data: unknown): string | null {
+  const stack: Array<{ value: unknown; path: string }> = [{ value: data, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return path;
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}/${i}` });
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` });
+    }
+  }
+  return null;
+}
+
+/** A validator that also refuses numbers that are not finite, with an error in Ajv's form naming where. */
+function finiteOnly(validate: CompiledSchema): CompiledSchema {
+  let errors: unknown = null;
+  const checked = ((...args: unknown[]) => {
+    if (!validate(...args)) {
+      errors = validate.errors;
+      return false;
+    }
+    const path = nonFinitePath(args[0]);
+    if (path === null) {
+      errors = null;
+      return true;
+    }
+    errors = [{ instancePath: path, schemaPath: '#/finite', keyword: 'finite', params: {}, message: 'must be a finite number' }];
+    return false;
+  }) as CompiledSchema;
+  Object.defineProperty(checked, 'errors', { get: () => errors });
+  Object.defineProperty(checked, 'schemaEnv', { get: () => validate.schemaEnv });
+  return checked;
+}
 
 /**
  * Compiles on the first call (or the first look at what Fastify reads of it): a server compiles only the schemas of
@@ -40,13 +81,13 @@ function onFirstUse(compile: () => CompiledSchema): CompiledSchema {
 }
 
 /** A compiler per set of shared schemas and options, as Fastify's own pools do, kept for the process. */
-function pooled(factory: Factory): Factory {
+function pooled(factory: Factory, wrap: (compiled: CompiledSchema) => CompiledSchema = (c) => c): Factory {
   const pools = new Map<string, Compile>();
   return (externalSchemas, options) => {
     const key = `${JSON.stringify(externalSchemas)}${JSON.stringify(options)}`;
     let pool = pools.get(key);
     if (!pool) {
-      pool = byContent(factory(externalSchemas, options));
+      pool = byContent(factory(externalSchemas, options), wrap);
       pools.set(key, pool);
     }
     return pool;
@@ -61,6 +102,6 @@ function pooled(factory: Factory): Factory {
  * between requests (Ajv itself answers one function for a schema compiled twice).
  */
 export const sharedSchemaCompilers = {
-  buildValidator: pooled(AjvCompiler() as unknown as Factory),
+  buildValidator: pooled(AjvCompiler() as unknown as Factory, finiteOnly),
   buildSerializer: pooled(SerializerSelector() as unknown as Factory),
 } as unknown as CompilersFactory;

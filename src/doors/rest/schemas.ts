@@ -32,8 +32,7 @@ export const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a
 export const IdParams = Type.Object({ id: Uuid });
 
 /** The standard error answers, to spread into a route's `response` schema. */
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')])) as Record<number, TSchema>;
+export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')])) as Record<number, TSchema>;
 
 export function pageItems<T extends TSchema>(item: T) {
   return Type.Object({

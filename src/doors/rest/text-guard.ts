@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { CoreError } from '../../core/errors.ts';
-import { findUnstorableText } from '../../core/domain/text-safety.ts';
+import { findUnstorableText } from '../../domain/text-safety.ts';
 
 /**
  * Refuses, before anything else reads them, requests whose path parameters, query or body hold text that cannot be
@@ -10,8 +10,7 @@ import { findUnstorableText } from '../../core/domain/text-safety.ts';
 export function registerTextGuard(app: FastifyInstance, skip: (url: string) => boolean): void {
   app.addHook('preValidation', (req, _reply, done) => {
     if (skip(req.url)) return done();
-    const found =
-      findUnstorableText(req.params, 'path') ?? findUnstorableText(req.query, 'query') ?? findUnstorableText(req.body, 'body');
+    const found = findUnstorableText(req.params, 'path') ?? findUnstorableText(req.query, 'query') ?? findUnstorableText(req.body, 'body');
     done(found ? new CoreError('INVALID_REQUEST', found.reason, found.path) : undefined);
   });
 }

@@ -1,7 +1,8 @@
+import { optOutSettings } from '../../domain/opt-out.ts';
 import { type Static, Type } from 'typebox';
-import { present } from '../../core/domain/absent.ts';
-import { iso } from '../../core/domain/dates.ts';
-import { toEuros } from '../../core/domain/money.ts';
+import { present } from '../../domain/absent.ts';
+import { iso } from '../../domain/dates.ts';
+import { toEuros } from '../../domain/money.ts';
 import type { Channel, Credential, LedgerEntry, Organisation } from '../../core/types.ts';
 import type { Consumption } from '../../core/tenancy/service.ts';
 
@@ -27,6 +28,7 @@ export const ChannelView = Type.Object({
   monthlyConsumption: Type.Number(),
   monthlyConsumptionLimit: Type.Optional(Type.Number({ description: 'Absent: no limit' })),
   fallbackSmsChannelId: Type.Optional(Type.String()),
+  shortLinks: Type.Boolean({ description: 'long URLs in its SMS are replaced by tracked short links' }),
   state: Type.String(),
   creationDate: Type.String(),
   href: Type.String(),
@@ -52,6 +54,7 @@ export function channelView(c: Channel, consumption: Consumption, base: string):
     monthlyConsumption: toEuros(consumption.monthly),
     ...present('monthlyConsumptionLimit', c.monthlyLimit === null ? null : toEuros(c.monthlyLimit)),
     ...present('fallbackSmsChannelId', c.fallbackSmsChannelId),
+    shortLinks: c.shortLinks,
     state: c.state,
     creationDate: iso(c.createdAt),
     href: `${base}/commons/v1/channels/${c.id}`,
@@ -68,6 +71,13 @@ export const OrganisationView = Type.Object({
   state: Type.String(),
   defaultCountry: Type.Optional(Type.String({ description: 'Country of national numbers (ISO 3166 alpha-2); absent: international only' })),
   timeZone: Type.String({ description: 'Time zone of dates written without an offset' }),
+  optOut: Type.Object(
+    { shortCode: Type.String(), text: Type.String(), custom: Type.Boolean({ description: "false: the platform's" }) },
+    { description: 'Where recipients send STOP, and the mention appended to marketing SMS to French numbers' },
+  ),
+  contentRetentionDays: Type.Optional(
+    Type.Integer({ description: "Days its message texts are kept before they are erased; absent: the platform's (TERN_CONTENT_RETENTION_DAYS)" }),
+  ),
   creationDate: Type.String(),
   href: Type.String(),
 });
@@ -83,6 +93,8 @@ export function organisationView(o: Organisation, monthlyConsumption: number, ba
     state: o.state,
     ...present('defaultCountry', o.defaultCountry),
     timeZone: o.timeZone,
+    optOut: { ...optOutSettings(o.optOutShortCode, o.optOutText), custom: o.optOutShortCode !== null || o.optOutText !== null },
+    ...present('contentRetentionDays', o.contentRetentionDays),
     creationDate: iso(o.createdAt),
     href: `${base}/commons/v1/organisations/${o.id}`,
   };
@@ -145,4 +157,3 @@ export function ledgerEntryView(e: LedgerEntry): Static<typeof LedgerEntryView> 
     creationDate: iso(e.createdAt),
   };
 }
-

@@ -16,6 +16,8 @@ const BY_KIND: Readonly<Record<ErrorKind, number>> = {
   FORBIDDEN_TRANSFER: SmppStatus.ESME_RSUBMITFAIL,
   FORBIDDEN_ADMIN: SmppStatus.ESME_RSUBMITFAIL,
   FORBIDDEN_CHANNEL: SmppStatus.ESME_RSUBMITFAIL,
+  FORBIDDEN_CSRF: SmppStatus.ESME_RSUBMITFAIL,
+  INVALID_LOGIN: SmppStatus.ESME_RSUBMITFAIL,
   CHANNEL_TYPE_MISMATCH: SmppStatus.ESME_RSUBMITFAIL,
   NOT_FOUND: SmppStatus.ESME_RSUBMITFAIL,
   CONFLICT: SmppStatus.ESME_RSUBMITFAIL,
@@ -24,6 +26,9 @@ const BY_KIND: Readonly<Record<ErrorKind, number>> = {
   IDEMPOTENCY_MISMATCH: SmppStatus.ESME_RSUBMITFAIL,
   RATE_LIMITED: SmppStatus.ESME_RTHROTTLED,
   UNAVAILABLE: SmppStatus.ESME_RSYSERR,
+  // The client keeps its bind and submits again later.
+  STORAGE_UNAVAILABLE: SmppStatus.ESME_RSYSERR,
+  STORAGE_FULL: SmppStatus.ESME_RSYSERR,
 };
 
 export function submitErrorStatus(kind: ErrorKind): number {

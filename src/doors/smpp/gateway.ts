@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { uuidv7 } from '../../core/domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 import { messageStateOf, receiptErrorCode, receiptStatOf, receiptWanted, smppAddressOf } from './status.ts';
 import type { ReceiptStat } from '../../protocols/smpp/receipt.ts';
-import { isFinal, type MessageStatus } from '../../core/domain/status.ts';
+import { isFinal, type MessageStatus } from '../../domain/status.ts';
 import type { Metrics } from '../../metrics.ts';
 import { buildMoDeliverSms, buildReceiptDeliverSm, type DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
 import type {
@@ -25,13 +25,15 @@ import type {
 } from './handler.ts';
 import { SmppStatus } from '../../protocols/smpp/pdu.ts';
 import type { SmppSubmit } from '../../protocols/smpp/submit.ts';
-import type { MessageEventRow, MessageRow, SmppOutboxRow } from '../../core/types.ts';
+import type { MessageRow, SmppOutboxRow } from '../../core/types.ts';
 import type { SmppOutbox } from '../../core/smpp/outbox.ts';
-import { CoreError } from '../../core/errors.ts';
+import { asCoreError, CoreError, isStorageError } from '../../core/errors.ts';
 import { refusalStatus, submitErrorStatus } from './errors.ts';
 import type { EventConsumer } from '../../core/events.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
-import { normaliseRecipient, type SmsSendInput } from '../../core/messaging/sms.ts';
+import type { SmsService } from '../../core/sms/service.ts';
+import type { SmsSendInput } from '../../core/sms/prepare.ts';
+import { normaliseRecipient } from '../../core/messaging/prepare.ts';
 import { activeCredentialsOfChannels, type SmppCredentialService } from '../../core/tenancy/smpp-credentials.ts';
 import type { TenancyService } from '../../core/tenancy/service.ts';
 import type { AccessControl } from '../../core/tenancy/access.ts';
@@ -99,6 +101,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   constructor(
     private readonly tenancy: TenancyService,
     private readonly messaging: MessagingService,
+    private readonly sms: SmsService,
     readonly credentials: SmppCredentialService,
     private readonly outbox: SmppOutbox,
     private readonly access: AccessControl,
@@ -118,7 +121,10 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   async bind(req: SmppBindRequest): Promise<SmppBindResult<SmppGatewayPrincipal>> {
     const refusedUntil = await this.access.smppBindRefusedUntil(req.remoteAddress, req.systemId);
     if (refusedUntil !== null) {
-      this.logger.info({ systemId: req.systemId, remote: req.remoteAddress, until: new Date(refusedUntil).toISOString() }, 'smpp bind refused: locked out after failed binds');
+      this.logger.info(
+        { systemId: req.systemId, remote: req.remoteAddress, until: new Date(refusedUntil).toISOString() },
+        'smpp bind refused: locked out after failed binds',
+      );
       return { ok: false, status: SmppStatus.ESME_RBINDFAIL, answerAfterMs: FAILED_BIND_ANSWER_MS, close: true };
     }
     const auth = await this.credentials.authenticate(req.systemId, req.password, req.remoteAddress);
@@ -168,7 +174,9 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
   }
 
   releaseBind(p: SmppGatewayPrincipal, session: string): void {
-    this.binds.release(p.credentialId, session).catch((err: unknown) => this.logger.warn({ err }, 'could not release an SMPP bind; it is freed when this node stops'));
+    this.binds
+      .release(p.credentialId, session)
+      .catch((err: unknown) => this.logger.warn({ err }, 'could not release an SMPP bind; it is freed when this node stops'));
   }
 
   /** Parts wait in the database: a customer's binds on several nodes may each carry some of a message's parts. */
@@ -217,8 +225,11 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
     const storing = s.messageId === undefined ? undefined : this.concatParts.storedWith(p.credentialId, s.messageId);
     let row: MessageRow;
     try {
-      row = await this.messaging.sendSms(channel, input, storing);
+      row = await this.sms.send(channel, input, storing);
     } catch (err) {
+      // The database failed under it: nothing was stored. The client keeps its bind and submits again (no
+      // rejection receipt: the message is not refused, only not taken now).
+      if (isStorageError(err)) return { status: submitErrorStatus(asCoreError(err)!.kind) };
       if (err instanceof CoreError) {
         this.logger.debug({ systemId: p.systemId, kind: err.kind, detail: err.detail }, 'smpp submit refused');
         return this.refuse(p, s, submitErrorStatus(err.kind));
@@ -303,9 +314,7 @@ export class SmppGateway implements SmppHandler<SmppGatewayPrincipal> {
         offset: 0,
         limit: 10_000,
       });
-      ids = rows
-        .filter((m) => m.smpp_credential_id === p.credentialId && (c.source.addr === '' || m.sender === c.source.addr))
-        .map((m) => m.id);
+      ids = rows.filter((m) => m.smpp_credential_id === p.credentialId && (c.source.addr === '' || m.sender === c.source.addr)).map((m) => m.id);
       if (ids.length === 0) return { status: SmppStatus.ESME_RCANCELFAIL };
     }
     for (const id of ids) {

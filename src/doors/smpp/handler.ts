@@ -50,9 +50,7 @@ export interface SmppQuery {
   source: SmppAddress;
 }
 
-export type SmppQueryResult =
-  | { messageId: string; state: number; finalDate: Date | null; errorCode: number }
-  | { status: number };
+export type SmppQueryResult = { messageId: string; state: number; finalDate: Date | null; errorCode: number } | { status: number };
 
 export interface SmppCancel {
   /** Empty: cancel every scheduled message from `source` to `destination` (with `serviceType`). */

@@ -1,5 +1,6 @@
+import { isStorageError } from '../../core/errors.ts';
 import type { Logger } from 'pino';
-import { backoffDelay } from '../../core/domain/retry.ts';
+import { backoffDelay } from '../../domain/retry.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { SmppOutbox, SmppOutboxHandoff, SmppOutboxRow } from '../../core/smpp/outbox.ts';
 import type { DeliverSmFields } from '../../protocols/smpp/deliver-sm.ts';
@@ -92,8 +93,10 @@ export class SmppOutboxWorker implements SmppOutboxHandoff {
     this.retryBaseMs = opts.retryBaseMs ?? 1_000;
     this.retryMaxMs = opts.retryMaxMs ?? 60_000;
     this.expirySweepMs = opts.expirySweepMs ?? 10_000;
-    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? null, (err) =>
-      this.logger.error({ err }, 'smpp outbox pass failed; retrying'),
+    this.loop = new Loop(
+      () => this.run(),
+      opts.safetyPollMs ?? null,
+      (err) => this.logger.error({ err }, 'smpp outbox pass failed; retrying'),
     );
     this.recorder = new GroupCommitter((items) => this.record(items), 500, SETTLE_LINGER_MS);
   }
@@ -172,7 +175,10 @@ export class SmppOutboxWorker implements SmppOutboxHandoff {
 
   private launch(row: SmppOutboxRow): void {
     const p = this.deliver(row)
-      .catch((err) => this.logger.error({ err, row: row.id }, 'smpp outbox delivery failed unexpectedly'))
+      // The database's failures are told by the store (once for a flood); the row is sent again later.
+      .catch((err) => {
+        if (!isStorageError(err)) this.logger.error({ err, row: row.id }, 'smpp outbox delivery failed unexpectedly');
+      })
       .finally(() => {
         this.inFlight.delete(row.id);
         if (this.full && this.inFlight.size <= this.maxInFlight * REFILL_AT) {

@@ -1,4 +1,4 @@
-import type { MessageStatus } from '../../core/domain/status.ts';
+import type { MessageStatus } from '../../domain/status.ts';
 import { MESSAGE_STATE, type ReceiptStat } from '../../protocols/smpp/receipt.ts';
 
 /**
@@ -75,6 +75,7 @@ const ERROR_CODES: Readonly<Record<string, number>> = {
   CANCELLED_BY_USER: 11,
   COUNTRY_NOT_ALLOWED: 12,
   VELOCITY_LIMIT_EXCEEDED: 13,
+  ROUTE_AT_LOSS: 14,
 };
 
 /** Any other failure. */

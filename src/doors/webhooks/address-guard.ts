@@ -15,10 +15,7 @@ export class AddressRefusedError extends Error {
     readonly address: string,
   ) {
     const target = hostname === address ? address : `${hostname} resolves to ${address}, which`;
-    super(
-      `${target} is a private, loopback, link-local or reserved address; ` +
-        'webhooks to such addresses need TERN_WEBHOOK_ALLOW_PRIVATE=true',
-    );
+    super(`${target} is a private, loopback, link-local or reserved address; ` + 'webhooks to such addresses need TERN_WEBHOOK_ALLOW_PRIVATE=true');
     this.name = 'AddressRefusedError';
   }
 }
@@ -99,11 +96,7 @@ function parseIPv6(ip: string): number[] {
  * Every address of `hostname`, or an `AddressRefusedError` when any of them is not public (unless `allowPrivate`).
  * Refusing on any rather than filtering keeps a half-private name from being reached through its private half.
  */
-export async function resolvePublic(
-  hostname: string,
-  allowPrivate: boolean,
-  lookupAll: LookupAll = systemLookupAll,
-): Promise<LookupAddress[]> {
+export async function resolvePublic(hostname: string, allowPrivate: boolean, lookupAll: LookupAll = systemLookupAll): Promise<LookupAddress[]> {
   const addresses = await lookupAll(hostname);
   if (addresses.length === 0) {
     throw Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND', hostname });

@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import type { Socket } from 'node:net';
+import { buildConnector, Client, type Dispatcher } from 'undici';
 import { AddressRefusedError, guardedLookup, isPublicAddress, type LookupAll } from './address-guard.ts';
 
 /**
@@ -34,6 +35,11 @@ export interface WebhookRequest {
   query?: Readonly<Record<string, QueryValue>>;
   /** Asked once a connection is free, right before the request goes out: false leaves it unsent (`fenced`). */
   stillHeld?: () => boolean;
+  /**
+   * Whose delivery it is (an organisation): a tenant's attempts and sockets are bounded together, its origins have
+   * connections of their own, and tenants take turns at the connections in all. None: one tenant of its own.
+   */
+  tenant?: string;
 }
 
 export interface WebhookHttpClientOptions {
@@ -41,8 +47,16 @@ export interface WebhookHttpClientOptions {
   allowPrivate: boolean;
   /** Budget for one attempt: connect, response headers and the part of the body that is read. */
   timeoutMs?: number;
-  /** Attempts in flight to one origin at a time; more wait in that origin's queue. */
+  /** Attempts in flight to one origin (of one tenant) at a time; more wait in that origin's queue. */
   maxConcurrentPerHost?: number;
+  /**
+   * Sockets open to receivers at once, idle ones kept for the next attempt included, in all and for one tenant;
+   * attempts in flight are bounded by the same numbers. Attempts past them wait, taking turns tenant by tenant.
+   */
+  maxSockets?: number;
+  maxSocketsPerTenant?: number;
+  /** How long a socket is kept idle for a next attempt to its origin, at most (whatever the receiver suggests). */
+  keepAliveMs?: number;
   /** Attempts that may wait for one origin before further ones are turned back at once as `retry`. */
   maxQueuedPerHost?: number;
   /** Attempts that may wait across all origins. */
@@ -58,14 +72,40 @@ export interface WebhookHttpClientOptions {
 const RESPONSE_READ_LIMIT = 4096;
 const SNIPPET_BYTES = 1024;
 
-/** Attempts to one origin, which has its own pool of connections and its own queue. */
+/** One connection (an undici client of one socket at a time) to a destination: in use by an attempt, or idle. */
+interface Connection {
+  readonly client: Client;
+  busy: boolean;
+  /** Its socket is open (or opening): it holds a place in the socket budget. */
+  open: boolean;
+  /** Closed to make room in the budget, its socket not closed yet. */
+  closingForRoom: boolean;
+  /** When its last attempt ended: the idle connection unused the longest is closed first to make room. */
+  idleSince: number;
+}
+
+/** Attempts to one origin for one tenant, which have their own connections and their own queue. */
 interface Destination {
+  readonly key: string;
   readonly origin: string;
-  readonly pool: Pool;
+  readonly tenant: Tenant;
+  /** At most `maxConcurrentPerHost`: each attempt in flight has one of its own. */
+  readonly connections: Connection[];
   active: number;
+  /** Sockets of its connections open (or opening), each holding its place in the socket budget until it closes. */
+  sockets: number;
   /** Each waiter is called with true when it gets a slot, false when the client closes. */
   readonly waiting: Array<(granted: boolean) => void>;
   idleTimer: NodeJS.Timeout | undefined;
+}
+
+/** A tenant's attempts in flight and sockets open, and its destinations with attempts waiting (taken in turn). */
+interface Tenant {
+  readonly id: string;
+  active: number;
+  sockets: number;
+  readonly ready: Set<Destination>;
+  readonly destinations: Set<Destination>;
 }
 
 /**
@@ -84,14 +124,29 @@ export class WebhookHttpClient {
   private readonly idlePoolMs: number;
   private readonly userAgent: string;
   private readonly lookup: LookupFunction;
+  private readonly maxSockets: number;
+  private readonly maxSocketsPerTenant: number;
+  private readonly keepAliveMs: number;
   private readonly destinations = new Map<string, Destination>();
+  private readonly tenants = new Map<string, Tenant>();
+  /** Tenants with attempts waiting, in the order they take turns. */
+  private readonly waitingTenants = new Set<Tenant>();
   private queuedTotal = 0;
+  private activeTotal = 0;
+  private socketsTotal = 0;
+  /** Connections closed to make room whose sockets have not closed yet (room on its way). */
+  private closingForRoom = 0;
+  /** New connections waiting for room in the socket budget. */
+  private readonly socketWaiters: Array<{ destination: Destination; go: (granted: boolean) => void }> = [];
   private closed = false;
 
   constructor(options: WebhookHttpClientOptions) {
     this.allowPrivate = options.allowPrivate;
     this.timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
     this.maxConcurrentPerHost = positive('maxConcurrentPerHost', options.maxConcurrentPerHost ?? 8);
+    this.maxSockets = positive('maxSockets', options.maxSockets ?? 256);
+    this.maxSocketsPerTenant = Math.min(this.maxSockets, positive('maxSocketsPerTenant', options.maxSocketsPerTenant ?? 64));
+    this.keepAliveMs = positive('keepAliveMs', options.keepAliveMs ?? 4_000);
     this.maxQueuedPerHost = nonNegative('maxQueuedPerHost', options.maxQueuedPerHost ?? 1_000);
     this.maxQueuedTotal = nonNegative('maxQueuedTotal', options.maxQueuedTotal ?? 10_000);
     this.idlePoolMs = positive('idlePoolMs', options.idlePoolMs ?? 60_000);
@@ -107,26 +162,38 @@ export class WebhookHttpClient {
     if (typeof target === 'string') return failure('refused', target, 0);
     if (this.closed) return failure('retry', 'webhook client is closed', 0);
 
-    const destination = this.destinationFor(target.origin);
+    const destination = this.destinationFor(request.tenant ?? '', target.origin);
     const denied = await this.acquire(destination);
     if (denied !== null) return failure('retry', denied, 0);
+    const connection = this.connectionFor(destination);
     try {
       if (request.stillHeld && !request.stillHeld()) return failure('fenced', 'the claim of this delivery ran out before it was sent', 0);
-      return await this.attempt(destination.pool, target, request);
+      return await this.attempt(connection.client, target, request);
     } finally {
+      connection.busy = false;
+      connection.idleSince = Date.now();
       this.release(destination);
     }
   }
 
-  /** Attempts in flight or waiting for the origin of `urlOrOrigin`. */
+  /** Attempts in flight or waiting for the origin of `urlOrOrigin`, every tenant's. */
   pending(urlOrOrigin: string): number {
-    const destination = this.destinations.get(originOf(urlOrOrigin) ?? '');
-    return destination ? destination.active + destination.waiting.length : 0;
+    const origin = originOf(urlOrOrigin);
+    let n = 0;
+    for (const d of this.destinations.values()) if (d.origin === origin) n += d.active + d.waiting.length;
+    return n;
   }
 
   /** Origins that currently have a connection pool. */
   openOrigins(): string[] {
-    return [...this.destinations.keys()];
+    return [...new Set([...this.destinations.values()].map((d) => d.origin))];
+  }
+
+  /** Sockets open to receivers (idle ones included), and attempts in flight, in all and by tenant. */
+  usage(): { sockets: number; active: number; tenants: Map<string, { sockets: number; active: number }> } {
+    const tenants = new Map<string, { sockets: number; active: number }>();
+    for (const t of this.tenants.values()) if (t.sockets > 0 || t.active > 0) tenants.set(t.id, { sockets: t.sockets, active: t.active });
+    return { sockets: this.socketsTotal, active: this.activeTotal, tenants };
   }
 
   /** Turns away waiting attempts, lets those in flight finish (each within its timeout) and closes every pool. */
@@ -138,8 +205,10 @@ export class WebhookHttpClient {
       clearTimeout(destination.idleTimer);
       for (const wake of destination.waiting.splice(0)) wake(false);
     }
+    this.waitingTenants.clear();
+    for (const w of this.socketWaiters.splice(0)) w.go(false);
     this.queuedTotal = 0;
-    await Promise.all(destinations.map((destination) => destination.pool.close()));
+    await Promise.all(destinations.flatMap((destination) => destination.connections.map((c) => c.client.close())));
   }
 
   /** The URL to request, or why it is refused. Literal IPs are judged here: sockets never look them up. */
@@ -166,7 +235,7 @@ export class WebhookHttpClient {
     return url;
   }
 
-  private async attempt(pool: Pool, url: URL, request: WebhookRequest): Promise<AttemptResult> {
+  private async attempt(pool: Dispatcher, url: URL, request: WebhookRequest): Promise<AttemptResult> {
     // The attempt's deadline, told to undici through an emitter: an AbortController (a signal, its listeners as
     // events) cost about a tenth of an attempt's CPU.
     const deadline = new EventEmitter();
@@ -215,27 +284,77 @@ export class WebhookHttpClient {
     return headers;
   }
 
-  private destinationFor(origin: string): Destination {
-    let destination = this.destinations.get(origin);
+  private destinationFor(tenantId: string, origin: string): Destination {
+    const key = `${tenantId}\n${origin}`;
+    let destination = this.destinations.get(key);
     if (!destination) {
-      const pool = new Pool(origin, {
-        connections: this.maxConcurrentPerHost,
-        headersTimeout: this.timeoutMs,
-        bodyTimeout: this.timeoutMs,
-        connect: { timeout: this.timeoutMs, lookup: this.lookup },
-      });
-      destination = { origin, pool, active: 0, waiting: [], idleTimer: undefined };
-      this.destinations.set(origin, destination);
+      let tenant = this.tenants.get(tenantId);
+      if (!tenant) {
+        tenant = { id: tenantId, active: 0, sockets: 0, ready: new Set(), destinations: new Set() };
+        this.tenants.set(tenantId, tenant);
+      }
+      destination = { key, origin, tenant, connections: [], active: 0, sockets: 0, waiting: [], idleTimer: undefined };
+      tenant.destinations.add(destination);
+      this.destinations.set(key, destination);
     }
     return destination;
+  }
+
+  /**
+   * A connection for an attempt that has its slot: an idle one with its socket open, else an idle one to open again,
+   * else a new one (a destination never has more attempts in flight than `maxConcurrentPerHost`, nor connections).
+   */
+  private connectionFor(destination: Destination): Connection {
+    const idle = destination.connections.filter((c) => !c.busy);
+    const connection = idle.find((c) => c.open) ?? idle[0] ?? this.newConnection(destination);
+    connection.busy = true;
+    return connection;
+  }
+
+  private newConnection(destination: Destination): Connection {
+    const base = buildConnector({ timeout: this.timeoutMs, lookup: this.lookup });
+    const client = new Client(destination.origin, {
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      keepAliveTimeout: Math.min(this.keepAliveMs, 4_000),
+      keepAliveMaxTimeout: this.keepAliveMs,
+      // Every new socket takes its place in the budget first, and gives it back when it closes.
+      connect: (options, callback) => {
+        void this.openSocket(destination).then((granted) => {
+          if (!granted) return callback(new Error('webhook client is closed'), null);
+          connection.open = true;
+          base(options, (err, socket) => {
+            if (err || !socket) {
+              this.socketClosed(destination, connection);
+              return callback(err ?? new Error('no socket'), null);
+            }
+            (socket as Socket).once('close', () => this.socketClosed(destination, connection));
+            callback(null, socket);
+          });
+        });
+      },
+    });
+    const connection: Connection = { client, busy: false, open: false, closingForRoom: false, idleSince: Date.now() };
+    destination.connections.push(connection);
+    return connection;
+  }
+
+  private mayStart(destination: Destination): boolean {
+    return destination.active < this.maxConcurrentPerHost && destination.tenant.active < this.maxSocketsPerTenant && this.activeTotal < this.maxSockets;
+  }
+
+  private start(destination: Destination): void {
+    destination.active++;
+    destination.tenant.active++;
+    this.activeTotal++;
   }
 
   /** Takes a slot for the destination, waiting for one if need be; returns why not when the queue is full. */
   private async acquire(destination: Destination): Promise<string | null> {
     clearTimeout(destination.idleTimer);
     destination.idleTimer = undefined;
-    if (destination.active < this.maxConcurrentPerHost) {
-      destination.active++;
+    if (destination.waiting.length === 0 && this.mayStart(destination)) {
+      this.start(destination);
       return null;
     }
     if (destination.waiting.length >= this.maxQueuedPerHost) {
@@ -245,26 +364,153 @@ export class WebhookHttpClient {
       return `${this.queuedTotal} webhook attempts already waiting in total`;
     }
     this.queuedTotal++;
-    const granted = await new Promise<boolean>((resolve) => destination.waiting.push(resolve));
-    return granted ? null : 'webhook client is closed';
+    const granted = new Promise<boolean>((resolve) => destination.waiting.push(resolve));
+    destination.tenant.ready.add(destination);
+    this.waitingTenants.add(destination.tenant);
+    this.pump();
+    return (await granted) ? null : 'webhook client is closed';
   }
 
-  /** Hands the slot to the next waiter, or frees it and arms the idle timer when nothing is left. */
+  /** Frees the slot and hands slots to waiting attempts; arms the idle timer of a destination left with nothing. */
   private release(destination: Destination): void {
-    const next = destination.waiting.shift();
-    if (next) {
-      this.queuedTotal--;
-      next(true);
-      return;
-    }
     destination.active--;
-    if (destination.active > 0 || this.closed) return;
+    destination.tenant.active--;
+    this.activeTotal--;
+    this.pump();
+    // Connections wait for room in the budget: the connection just idle may give it.
+    this.makeRoom();
+    if (destination.active === 0 && destination.waiting.length === 0 && !this.closed) this.armIdleTimer(destination);
+  }
+
+  /**
+   * Starts waiting attempts while there is room: tenants take turns (each its oldest waiting attempt of the next of
+   * its origins with room), so one with thousands of attempts waiting holds back no other's.
+   */
+  private pump(): void {
+    while (this.activeTotal < this.maxSockets && this.waitingTenants.size > 0) {
+      let started = false;
+      for (const tenant of [...this.waitingTenants]) {
+        if (this.activeTotal >= this.maxSockets) break;
+        if (tenant.active >= this.maxSocketsPerTenant) continue;
+        const destination = [...tenant.ready].find((d) => d.active < this.maxConcurrentPerHost);
+        if (!destination) continue;
+        const wake = destination.waiting.shift()!;
+        this.queuedTotal--;
+        this.start(destination);
+        // The next turn goes to the next tenant, and within this one to its next origin.
+        tenant.ready.delete(destination);
+        if (destination.waiting.length > 0) tenant.ready.add(destination);
+        this.waitingTenants.delete(tenant);
+        if (tenant.ready.size > 0) this.waitingTenants.add(tenant);
+        started = true;
+        wake(true);
+      }
+      if (!started) return;
+    }
+  }
+
+  private armIdleTimer(destination: Destination): void {
+    clearTimeout(destination.idleTimer);
     destination.idleTimer = setTimeout(() => {
-      if (destination.active > 0 || this.destinations.get(destination.origin) !== destination) return;
-      this.destinations.delete(destination.origin);
-      destination.pool.close().catch(() => {});
+      if (destination.active > 0 || destination.waiting.length > 0 || this.destinations.get(destination.key) !== destination) return;
+      this.retire(destination);
     }, this.idlePoolMs);
     destination.idleTimer.unref();
+  }
+
+  /** Closes a destination's connections (it has nothing in flight or waiting): its idle sockets close, giving back their room. */
+  private retire(destination: Destination): void {
+    clearTimeout(destination.idleTimer);
+    if (this.destinations.get(destination.key) === destination) this.destinations.delete(destination.key);
+    destination.tenant.destinations.delete(destination);
+    this.forgetIfUnused(destination.tenant);
+    for (const c of destination.connections.splice(0)) c.client.close().catch(() => {});
+  }
+
+  /** A tenant with nothing left here (no pool, no socket still closing) is forgotten. */
+  private forgetIfUnused(tenant: Tenant): void {
+    if (tenant.destinations.size === 0 && tenant.sockets === 0 && tenant.active === 0 && this.tenants.get(tenant.id) === tenant) this.tenants.delete(tenant.id);
+  }
+
+  /** Room in the socket budget for a new socket of `destination`, waiting for it (false: the client closed). */
+  private async openSocket(destination: Destination): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.socketWaiters.length === 0 && this.socketFits(destination.tenant)) {
+      this.socketTaken(destination);
+      return true;
+    }
+    // Counted as it is granted (admitSockets), so the next waiter sees the room taken.
+    const granted = new Promise<boolean>((go) => this.socketWaiters.push({ destination, go }));
+    this.makeRoom();
+    return granted;
+  }
+
+  private socketFits(tenant: Tenant): boolean {
+    return this.socketsTotal < this.maxSockets && tenant.sockets < this.maxSocketsPerTenant;
+  }
+
+  private socketTaken(destination: Destination): void {
+    destination.sockets++;
+    destination.tenant.sockets++;
+    this.socketsTotal++;
+  }
+
+  private socketClosed(destination: Destination, connection: Connection): void {
+    connection.open = false;
+    if (connection.closingForRoom) {
+      connection.closingForRoom = false;
+      this.closingForRoom--;
+    }
+    destination.sockets--;
+    destination.tenant.sockets--;
+    this.socketsTotal--;
+    this.admitSockets();
+    this.forgetIfUnused(destination.tenant);
+  }
+
+  /** Gives room to waiting connections, oldest first, each when its tenant's share and the total allow. */
+  private admitSockets(): void {
+    for (let i = 0; i < this.socketWaiters.length;) {
+      const w = this.socketWaiters[i]!;
+      if (this.socketFits(w.destination.tenant)) {
+        this.socketWaiters.splice(i, 1);
+        this.socketTaken(w.destination);
+        w.go(true);
+      } else i++;
+    }
+  }
+
+  /**
+   * New connections wait for room: attempts in flight are bounded by the same numbers as sockets, so some socket is
+   * idle — of the waiter's tenant when its share is what is full. For each waiter not already getting room from a
+   * connection closing, the idle connection unused the longest is closed, leaving alone those a destination is about
+   * to take up (an attempt there has its slot and no connection yet).
+   */
+  private makeRoom(): void {
+    let owed = this.closingForRoom;
+    for (const w of this.socketWaiters) {
+      if (this.socketFits(w.destination.tenant)) continue;
+      if (owed > 0) {
+        owed--;
+        continue;
+      }
+      const tenant = w.destination.tenant;
+      const own = tenant.sockets >= this.maxSocketsPerTenant;
+      let oldest: { destination: Destination; connection: Connection } | null = null;
+      for (const d of own ? tenant.destinations : this.destinations.values()) {
+        if (d.active > d.connections.filter((c) => c.busy).length) continue;
+        for (const c of d.connections) {
+          if (c.busy || !c.open || c.closingForRoom) continue;
+          if (oldest === null || c.idleSince < oldest.connection.idleSince) oldest = { destination: d, connection: c };
+        }
+      }
+      if (!oldest) return;
+      const { destination, connection } = oldest;
+      destination.connections.splice(destination.connections.indexOf(connection), 1);
+      connection.closingForRoom = true;
+      this.closingForRoom++;
+      connection.client.close().catch(() => {});
+    }
   }
 }
 
@@ -300,10 +546,7 @@ function describeError(err: unknown): string {
   if (err instanceof AddressRefusedError) return err.message;
   const code = (err as NodeJS.ErrnoException).code;
   // Node reports a failed happy-eyeballs connect as an AggregateError with an empty message.
-  const message =
-    err.message !== '' || !(err instanceof AggregateError)
-      ? err.message
-      : err.errors.map((inner: Error) => inner.message).join('; ');
+  const message = err.message !== '' || !(err instanceof AggregateError) ? err.message : err.errors.map((inner: Error) => inner.message).join('; ');
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
 

@@ -1,13 +1,14 @@
+import { isStorageError } from '../../core/errors.ts';
 import type { Logger } from 'pino';
-import { originOf } from '../../core/domain/urls.ts';
+import { originOf } from '../../domain/urls.ts';
 import { GroupCommitter } from '../../core/group-commit.ts';
 import type { MessagingService } from '../../core/messaging/service.ts';
-import type { WebhookHandoff, WebhookOutbox } from '../../core/webhooks/outbox.ts';
-import { fenceMargin } from '../../core/domain/leases.ts';
+import type { AttemptEnd, WebhookHandoff, WebhookOutbox } from '../../core/webhooks/outbox.ts';
+import { fenceMargin } from '../../domain/leases.ts';
 import { Loop, onRetryGrid } from '../../workers/loop.ts';
 import type { AttemptOutcome, AttemptResult, WebhookHttpClient } from './http-client.ts';
 import { signWebhook } from './signing.ts';
-import { groupBy } from '../../core/domain/group-by.ts';
+import { groupBy } from '../../domain/group-by.ts';
 
 export interface WebhookSenderOptions {
   /** Deliveries claimed and not yet settled, in all. */
@@ -18,6 +19,12 @@ export interface WebhookSenderOptions {
    * 1,000 — within the HTTP client's queue per origin.
    */
   maxHeldPerOrigin?: number;
+  /**
+   * Deliveries held for one organisation beyond which its deliveries are left out of claims, likewise: an
+   * organisation with thousands of receivers holds no more than this of the node's room, and the others' deliveries
+   * are still claimed (they take turns at the connections in the HTTP client).
+   */
+  maxHeldPerOrganisation?: number;
   claimBatch?: number;
   /** How long a claimed delivery is reserved for this node (a node that dies gives its deliveries up after it). */
   leaseMs?: number;
@@ -28,6 +35,8 @@ export interface WebhookSenderOptions {
    * no longer writable (`after`: sent again by the node that holds them now).
    */
   onFenced?: (when: 'before' | 'after', count: number) => void;
+  /** Told of what the attempts came to, as their outcomes are recorded (the metrics). */
+  onAttempts?: (ended: readonly AttemptEnd[]) => void;
 }
 
 /** Attempt outcomes are recorded together when they come within this long of each other. */
@@ -59,8 +68,9 @@ interface Recorded {
 export class WebhookSender implements WebhookHandoff {
   private readonly loop: Loop;
   private readonly held = new Map<string, Delivery>();
-  /** Deliveries held or reserved (handed over once their transaction commits), by origin. */
+  /** Deliveries held or reserved (handed over once their transaction commits), by origin and by organisation. */
   private readonly heldPerOrigin = new Map<string, number>();
+  private readonly heldPerOrganisation = new Map<string, number>();
   /** Deliveries reserved for a handoff whose transaction has not ended yet. */
   private reserved = 0;
   /**
@@ -73,6 +83,7 @@ export class WebhookSender implements WebhookHandoff {
   private readonly recorder: GroupCommitter<Recorded, void>;
   private readonly maxHeld: number;
   private readonly maxHeldPerOrigin: number;
+  private readonly maxHeldPerOrganisation: number;
   private readonly claimBatch: number;
   private readonly leaseMs: number;
   private renewTimer: NodeJS.Timeout | null = null;
@@ -81,10 +92,12 @@ export class WebhookSender implements WebhookHandoff {
   private readonly lost = new Set<string>();
   private readonly margin: number;
   private readonly onFenced: NonNullable<WebhookSenderOptions['onFenced']>;
+  private readonly onAttempts: NonNullable<WebhookSenderOptions['onAttempts']>;
   /** The last pass stopped for want of room (not for want of work): finishing attempts wake the loop. */
   private full = false;
-  /** Origins left out of the last claim: their queue here was full. */
+  /** Origins and organisations left out of the last claim: their share here was full. */
   private busy = new Set<string>();
+  private busyOrganisations = new Set<string>();
   private lastClaimAt = 0;
 
   constructor(
@@ -96,24 +109,33 @@ export class WebhookSender implements WebhookHandoff {
   ) {
     this.maxHeld = opts.maxHeld ?? 4_000;
     this.maxHeldPerOrigin = opts.maxHeldPerOrigin ?? 500;
+    this.maxHeldPerOrganisation = opts.maxHeldPerOrganisation ?? 1_000;
     this.claimBatch = opts.claimBatch ?? 500;
     this.leaseMs = opts.leaseMs ?? 60_000;
     this.margin = fenceMargin(this.leaseMs);
     this.onFenced = opts.onFenced ?? (() => undefined);
-    this.loop = new Loop(() => this.run(), opts.safetyPollMs ?? null, (err) =>
-      this.logger.error({ err }, 'webhook sender pass failed; retrying'),
+    this.onAttempts = opts.onAttempts ?? (() => undefined);
+    this.loop = new Loop(
+      () => this.run(),
+      opts.safetyPollMs ?? null,
+      (err) => this.logger.error({ err }, 'webhook sender pass failed; retrying'),
     );
-    this.recorder = new GroupCommitter(async (items) => {
-      // A renewal under way may still move these deliveries' leases: written with the lease it leaves them.
-      await this.renewing;
-      const { retryAt, stale, unblocked } = await this.outbox.settle(items);
-      if (stale > 0) this.onFenced('after', stale);
-      if (retryAt !== null) this.loop.at(onRetryGrid(retryAt));
-      // A delivery that ended was holding back a later one of its message (they go in order). Only then: a claim
-      // after every batch of outcomes reads past every delivery waiting for a busy origin.
-      if (unblocked) this.claimSoon();
-      return items.map((): void => undefined);
-    }, 500, SETTLE_LINGER_MS);
+    this.recorder = new GroupCommitter(
+      async (items) => {
+        // A renewal under way may still move these deliveries' leases: written with the lease it leaves them.
+        await this.renewing;
+        const { retryAt, stale, unblocked, ended } = await this.outbox.settle(items);
+        this.onAttempts(ended);
+        if (stale > 0) this.onFenced('after', stale);
+        if (retryAt !== null) this.loop.at(onRetryGrid(retryAt));
+        // A delivery that ended was holding back a later one of its message (they go in order). Only then: a claim
+        // after every batch of outcomes reads past every delivery waiting for a busy origin.
+        if (unblocked) this.claimSoon();
+        return items.map((): void => undefined);
+      },
+      500,
+      SETTLE_LINGER_MS,
+    );
   }
 
   start(): void {
@@ -134,8 +156,8 @@ export class WebhookSender implements WebhookHandoff {
     return !this.loop.isStopped && !this.behind && this.held.size + this.reserved < this.maxHeld;
   }
 
-  reserve(origin: string, now: number): number | null {
-    if (this.loop.isStopped || this.behind || this.busy.has(origin)) return null;
+  reserve(origin: string, organisation: string, now: number): number | null {
+    if (this.loop.isStopped || this.behind || this.busy.has(origin) || this.busyOrganisations.has(organisation)) return null;
     if (this.held.size + this.reserved >= this.maxHeld) {
       this.behind = true;
       return null;
@@ -145,8 +167,14 @@ export class WebhookSender implements WebhookHandoff {
       this.busy.add(origin);
       return null;
     }
+    const o = this.heldPerOrganisation.get(organisation) ?? 0;
+    if (o >= this.maxHeldPerOrganisation) {
+      this.busyOrganisations.add(organisation);
+      return null;
+    }
     this.reserved++;
     this.heldPerOrigin.set(origin, n + 1);
+    this.heldPerOrganisation.set(organisation, o + 1);
     return now + this.leaseMs;
   }
 
@@ -155,14 +183,14 @@ export class WebhookSender implements WebhookHandoff {
     for (const d of rows) {
       const origin = d.origin!;
       // Stopped meanwhile: the delivery stays leased, and is claimed (here or elsewhere) once the lease runs out.
-      if (this.loop.isStopped) this.unhold(origin);
+      if (this.loop.isStopped) this.unhold(origin, d.organisation_id);
       else this.launch(d, origin);
     }
   }
 
-  release(origins: string[]): void {
-    this.reserved -= origins.length;
-    for (const origin of origins) this.unhold(origin);
+  release(reserved: Array<{ origin: string; organisation: string }>): void {
+    this.reserved -= reserved.length;
+    for (const r of reserved) this.unhold(r.origin, r.organisation);
   }
 
   /** New deliveries were written: claimed a moment later, with whatever else is written meanwhile. */
@@ -172,7 +200,7 @@ export class WebhookSender implements WebhookHandoff {
 
   private claimSoon(): void {
     const soon = Date.now() + CLAIM_LINGER_MS;
-    this.loop.at(this.busy.size > 0 ? Math.max(soon, this.lastClaimAt + BUSY_CLAIM_INTERVAL_MS) : soon);
+    this.loop.at(this.busy.size > 0 || this.busyOrganisations.size > 0 ? Math.max(soon, this.lastClaimAt + BUSY_CLAIM_INTERVAL_MS) : soon);
   }
 
   private async run(): Promise<number | null> {
@@ -185,9 +213,10 @@ export class WebhookSender implements WebhookHandoff {
         return null;
       }
       this.busy = new Set([...this.heldPerOrigin].filter(([, n]) => n >= this.maxHeldPerOrigin).map(([o]) => o));
+      this.busyOrganisations = new Set([...this.heldPerOrganisation].filter(([, n]) => n >= this.maxHeldPerOrganisation).map(([o]) => o));
       const busy = [...this.busy];
       this.lastClaimAt = Date.now();
-      const { rows: claimed, nextDue } = await this.outbox.claimWithNextDue(Date.now(), room, this.leaseMs, busy);
+      const { rows: claimed, nextDue } = await this.outbox.claimWithNextDue(Date.now(), room, this.leaseMs, busy, [...this.busyOrganisations]);
       if (this.loop.isStopped) return null;
       const deferred: string[] = [];
       for (const d of claimed) {
@@ -200,6 +229,7 @@ export class WebhookSender implements WebhookHandoff {
           continue;
         }
         this.heldPerOrigin.set(origin, n + 1);
+        this.heldPerOrganisation.set(d.organisation_id, (this.heldPerOrganisation.get(d.organisation_id) ?? 0) + 1);
         this.launch(d, origin);
       }
       if (deferred.length > 0) await this.outbox.defer(deferred, Date.now() + 1_000);
@@ -228,7 +258,11 @@ export class WebhookSender implements WebhookHandoff {
     const until = Date.now() + this.leaseMs;
     for (const [leased, list] of byLease) {
       try {
-        const renewed = await this.outbox.renew(list.map((d) => d.id), leased, until);
+        const renewed = await this.outbox.renew(
+          list.map((d) => d.id),
+          leased,
+          until,
+        );
         for (const d of list) {
           if (renewed.has(d.id)) d.lease_until = until;
           else this.lost.add(d.id);
@@ -247,15 +281,21 @@ export class WebhookSender implements WebhookHandoff {
   private launch(d: Delivery, origin: string): void {
     this.held.set(d.id, d);
     const p = this.attempt(d, origin)
-      .catch((err) => this.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly'))
+      // The database's failures are told by the store (once for a flood); the delivery is tried again later.
+      .catch((err) => {
+        if (!isStorageError(err)) this.logger.error({ err, delivery: d.id }, 'webhook attempt failed unexpectedly');
+      })
       .finally(() => {
         this.inFlightDone.delete(p);
         // New deliveries wake the loop themselves; a finished attempt only matters to a loop that stopped when full,
         // or to an origin whose queue was full (its deliveries were left out of the claims).
-        const drained = this.busy.has(origin) && (this.heldPerOrigin.get(origin) ?? 0) <= this.maxHeldPerOrigin / 2;
+        const drained =
+          (this.busy.has(origin) && (this.heldPerOrigin.get(origin) ?? 0) <= this.maxHeldPerOrigin / 2) ||
+          (this.busyOrganisations.has(d.organisation_id) && (this.heldPerOrganisation.get(d.organisation_id) ?? 0) <= this.maxHeldPerOrganisation / 2);
         if ((this.full && this.held.size <= this.maxHeld * 0.75) || drained) {
           this.full = false;
           this.busy.delete(origin);
+          this.busyOrganisations.delete(d.organisation_id);
           // What waits in the table goes first: nothing is handed over until the pass has claimed it.
           this.behind = true;
           this.loop.wake();
@@ -267,20 +307,29 @@ export class WebhookSender implements WebhookHandoff {
   private letGo(d: Delivery, origin: string): void {
     this.held.delete(d.id);
     this.lost.delete(d.id);
-    this.unhold(origin);
+    this.unhold(origin, d.organisation_id);
   }
 
-  private unhold(origin: string): void {
+  private unhold(origin: string, organisation: string): void {
     const n = (this.heldPerOrigin.get(origin) ?? 1) - 1;
     if (n <= 0) this.heldPerOrigin.delete(origin);
     else this.heldPerOrigin.set(origin, n);
+    const o = (this.heldPerOrganisation.get(organisation) ?? 1) - 1;
+    if (o <= 0) this.heldPerOrganisation.delete(organisation);
+    else this.heldPerOrganisation.set(organisation, o);
   }
 
   private async attempt(d: Delivery, origin: string): Promise<void> {
     let outcome: AttemptResult;
     try {
       if (d.method === 'GET') {
-        outcome = await this.client.send({ method: 'GET', url: d.url, query: JSON.parse(d.payload) as Record<string, string>, stillHeld: () => this.holds(d) });
+        outcome = await this.client.send({
+          method: 'GET',
+          url: d.url,
+          query: JSON.parse(d.payload) as Record<string, string>,
+          stillHeld: () => this.holds(d),
+          tenant: d.organisation_id,
+        });
       } else {
         const channel = await this.messaging.channel(d.channel_id);
         const now = Date.now();
@@ -295,6 +344,7 @@ export class WebhookSender implements WebhookHandoff {
           body: d.payload,
           headers: { ...headers, 'content-type': 'application/json' },
           stillHeld: () => this.holds(d),
+          tenant: d.organisation_id,
         });
       }
     } finally {
@@ -308,4 +358,3 @@ export class WebhookSender implements WebhookHandoff {
     await this.recorder.submit({ delivery: d, outcome: { ...outcome, outcome: outcome.outcome }, at: Date.now() });
   }
 }
-

@@ -79,9 +79,7 @@ const TABLE: Readonly<Record<keyof typeof SmppStatus, Row>> = {
   ESME_RINVOPTPARAMVAL: ['PERMANENT', 'REJECTED'],
 };
 
-const BY_STATUS: ReadonlyMap<number, Row> = new Map(
-  (Object.keys(TABLE) as Array<keyof typeof SmppStatus>).map((name) => [SmppStatus[name], TABLE[name]]),
-);
+const BY_STATUS: ReadonlyMap<number, Row> = new Map((Object.keys(TABLE) as Array<keyof typeof SmppStatus>).map((name) => [SmppStatus[name], TABLE[name]]));
 
 export function statusName(status: number): string {
   return NAMES.get(status) ?? `0x${status.toString(16).padStart(8, '0')}`;

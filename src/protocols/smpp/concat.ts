@@ -1,4 +1,4 @@
-import { decodeSmppText } from '../../core/domain/text.ts';
+import { decodeSmppText } from '../../domain/text.ts';
 
 /**
  * Reassembly of concatenated submits. A customer sends a long text as several submit_sm, tied together by a UDH

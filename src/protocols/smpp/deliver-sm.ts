@@ -1,5 +1,5 @@
 import { formatReceiptText, messageState, type ReceiptStat } from './receipt.ts';
-import { encodeGsm7, type TextEncoding } from '../../core/domain/text.ts';
+import { encodeGsm7, type TextEncoding } from '../../domain/text.ts';
 import { splitForSmpp } from './udh.ts';
 import type { SmppAddress } from './submit.ts';
 

@@ -3,7 +3,7 @@
  * as the operator takes it — parts with an 8- or 16-bit concatenation UDH, parts tied by the sar_* TLVs, or the
  * whole text in one message_payload.
  */
-import { encodeGsm7, encodeUcs2, gsm7Length } from '../../core/domain/text.ts';
+import { encodeGsm7, encodeUcs2, gsm7Length } from '../../domain/text.ts';
 import type { SmppAddress } from './submit.ts';
 import { buildConcatUdh } from './udh.ts';
 

@@ -90,9 +90,7 @@ export interface Pdu {
   fields: Record<string, PduValue>;
 }
 
-export type DecodeResult =
-  | { ok: true; pdu: Pdu }
-  | { ok: false; status: number; commandId: number; sequence: number; reason: string };
+export type DecodeResult = { ok: true; pdu: Pdu } | { ok: false; status: number; commandId: number; sequence: number; reason: string };
 
 export function isResponseId(commandId: number): boolean {
   return (commandId & RESPONSE_BIT) !== 0;
@@ -278,7 +276,11 @@ function encodePlan(command: string): EncodePlan {
   if (!plan) {
     const def = smpp.commands[command];
     if (!def) throw new Error(`unknown SMPP command ${command}`);
-    const params = Object.entries(def.params ?? {}).map(([name, p]): [string, smpp.ParamDef, unknown] => [name, p, 'default' in p ? p.default : p.type.default]);
+    const params = Object.entries(def.params ?? {}).map(([name, p]): [string, smpp.ParamDef, unknown] => [
+      name,
+      p,
+      'default' in p ? p.default : p.type.default,
+    ]);
     plan = { id: def.id, params };
     encodePlans.set(command, plan);
   }

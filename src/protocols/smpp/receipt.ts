@@ -55,13 +55,7 @@ const pad = (n: number, width: number): string => String(n).padStart(width, '0')
 
 /** YYMMDDhhmm in UTC. */
 export function formatReceiptDate(d: Date): string {
-  return (
-    pad(d.getUTCFullYear() % 100, 2) +
-    pad(d.getUTCMonth() + 1, 2) +
-    pad(d.getUTCDate(), 2) +
-    pad(d.getUTCHours(), 2) +
-    pad(d.getUTCMinutes(), 2)
-  );
+  return pad(d.getUTCFullYear() % 100, 2) + pad(d.getUTCMonth() + 1, 2) + pad(d.getUTCDate(), 2) + pad(d.getUTCHours(), 2) + pad(d.getUTCMinutes(), 2);
 }
 
 function count(n: number): string {
@@ -74,7 +68,9 @@ export function formatReceiptText(r: ReceiptFields): string {
   const dlvrd = r.dlvrd ?? (r.stat === 'DELIVRD' ? sub : 0);
   const err = typeof r.err === 'number' ? count(r.err) : (r.err ?? '000');
   // The first 20 characters, never half of a surrogate pair.
-  const text = Array.from(r.text ?? '').slice(0, 20).join('');
+  const text = Array.from(r.text ?? '')
+    .slice(0, 20)
+    .join('');
   return (
     `id:${r.id} sub:${count(sub)} dlvrd:${count(dlvrd)} submit date:${formatReceiptDate(r.submitDate)} ` +
     `done date:${formatReceiptDate(r.doneDate)} stat:${r.stat} err:${err} text:${text}`
@@ -171,16 +167,7 @@ export function parseSmppTime(s: string, now: Date = new Date()): Date | null {
   if (s === '') return null;
   const m = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d)(\d{2})([-+R])$/.exec(s);
   if (!m) throw new SmppTimeError(`'${s}' is not an SMPP time (YYMMDDhhmmsstnnp)`);
-  const [yy, mo, dd, hh, mi, ss, t, nn] = m.slice(1, 9).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const [yy, mo, dd, hh, mi, ss, t, nn] = m.slice(1, 9).map(Number) as [number, number, number, number, number, number, number, number];
   const p = m[9];
   if (p === 'R') {
     const d = new Date(now.getTime());

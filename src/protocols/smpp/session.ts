@@ -1,17 +1,7 @@
 import { EventEmitter } from 'node:events';
 import net, { type Socket } from 'node:net';
 import tls from 'node:tls';
-import {
-  commandId,
-  decodePdu,
-  encodePdu,
-  genericNack,
-  isResponseId,
-  MAX_PDU_LENGTH,
-  PDU_HEADER_LENGTH,
-  SmppStatus,
-  type Pdu,
-} from './pdu.ts';
+import { commandId, decodePdu, encodePdu, genericNack, isResponseId, MAX_PDU_LENGTH, PDU_HEADER_LENGTH, SmppStatus, type Pdu } from './pdu.ts';
 
 /**
  * One SMPP 3.4 connection, either side: Tern's server toward customers (`role: 'server'`) or Tern's client toward
@@ -539,10 +529,7 @@ export class SmppSession extends EventEmitter<SmppSessionEvents> {
       entry.timer = setTimeout(() => this.onTimeout(sequence), entry.job.timeoutMs);
       return;
     }
-    this.settle(
-      sequence,
-      new SmppSessionError('TIMEOUT', `no response to ${entry.job.command} within ${entry.job.timeoutMs} ms`, true),
-    );
+    this.settle(sequence, new SmppSessionError('TIMEOUT', `no response to ${entry.job.command} within ${entry.job.timeoutMs} ms`, true));
   }
 
   private settle(sequence: number, err?: Error, pdu?: Pdu): void {
@@ -658,9 +645,7 @@ export interface SmppConnectOptions extends Omit<SmppSessionOptions, 'role'> {
 export function connectSmppSession(options: SmppConnectOptions): Promise<SmppSession> {
   const { host, port, tls: tlsOptions, connectTimeoutMs = 10_000, ...sessionOptions } = options;
   return new Promise((resolve, reject) => {
-    const socket = tlsOptions
-      ? tls.connect({ host, port, ...(typeof tlsOptions === 'object' ? tlsOptions : {}) })
-      : net.connect({ host, port });
+    const socket = tlsOptions ? tls.connect({ host, port, ...(typeof tlsOptions === 'object' ? tlsOptions : {}) }) : net.connect({ host, port });
     const timer = setTimeout(() => socket.destroy(new Error(`connect to ${host}:${port} timed out`)), connectTimeoutMs);
     const fail = (err: Error) => {
       clearTimeout(timer);

@@ -114,10 +114,7 @@ declare module 'smpp' {
 
     function createServer(options: { key?: Buffer; cert?: Buffer; [key: string]: unknown }, listener?: (session: Session) => void): Server;
 
-    function connect(
-      options: { host?: string; port?: number; url?: string; tls?: boolean; [key: string]: unknown },
-      listener?: () => void,
-    ): Session;
+    function connect(options: { host?: string; port?: number; url?: string; tls?: boolean; [key: string]: unknown }, listener?: () => void): Session;
   }
 
   export = smpp;

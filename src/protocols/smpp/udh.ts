@@ -1,7 +1,7 @@
 /**
  * User Data Header (3GPP 23.040 §9.2.3.24) for concatenated SMS, and splitting a text into SMPP short_messages.
  */
-import { analyseText, encodeSmppText, TextError, type TextEncoding } from '../../core/domain/text.ts';
+import { analyseText, encodeSmppText, TextError, type TextEncoding } from '../../domain/text.ts';
 
 const IE_CONCAT_8BIT = 0x00;
 const IE_CONCAT_16BIT = 0x08;

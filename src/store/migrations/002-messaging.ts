@@ -40,31 +40,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('day', 'text', (c) => c.notNull())
     .addColumn('extra', 'text')
     .execute();
-  await db.schema
-    .createIndex('messages_channel_accepted')
-    .on('messages')
-    .columns(['channel_id', 'direction', 'accepted_at'])
-    .execute();
+  await db.schema.createIndex('messages_channel_accepted').on('messages').columns(['channel_id', 'direction', 'accepted_at']).execute();
   // Partial indexes: a message sits in them only while it matters (in flight; part of a campaign), so the
   // common write path does not maintain them.
-  await db.schema
-    .createIndex('messages_enroute_validity')
-    .on('messages')
-    .columns(['validity_until'])
-    .where(sql.ref('status'), '=', 'ENROUTE')
-    .execute();
-  await db.schema
-    .createIndex('messages_campaign')
-    .on('messages')
-    .columns(['campaign_id'])
-    .where(sql.ref('campaign_id'), 'is not', null)
-    .execute();
+  await db.schema.createIndex('messages_enroute_validity').on('messages').columns(['validity_until']).where(sql.ref('status'), '=', 'ENROUTE').execute();
+  await db.schema.createIndex('messages_campaign').on('messages').columns(['campaign_id']).where(sql.ref('campaign_id'), 'is not', null).execute();
   await db.schema.createIndex('messages_upstream').on('messages').columns(['connector', 'upstream_id']).execute();
-  await db.schema
-    .createIndex('messages_last_mt')
-    .on('messages')
-    .columns(['organisation_id', 'recipient', 'accepted_at'])
-    .execute();
+  await db.schema.createIndex('messages_last_mt').on('messages').columns(['organisation_id', 'recipient', 'accepted_at']).execute();
 
   await db.schema
     .createTable('dispatch_queue')
@@ -101,20 +83,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('quantity', 'bigint', (c) => c.notNull())
     .addColumn('messages', 'bigint', (c) => c.notNull())
     .addColumn('amount', 'bigint', (c) => c.notNull())
-    .addPrimaryKeyConstraint('consumption_rollups_pk', [
-      'organisation_id',
-      'channel_id',
-      'day',
-      'status',
-      'mcc_mnc',
-      'price_kind',
-    ])
+    .addPrimaryKeyConstraint('consumption_rollups_pk', ['organisation_id', 'channel_id', 'day', 'status', 'mcc_mnc', 'price_kind'])
     .execute();
-  await db.schema
-    .createIndex('consumption_rollups_channel_day')
-    .on('consumption_rollups')
-    .columns(['channel_id', 'day'])
-    .execute();
+  await db.schema.createIndex('consumption_rollups_channel_day').on('consumption_rollups').columns(['channel_id', 'day']).execute();
 
   await db.schema
     .createTable('blacklist')
@@ -139,11 +110,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('emitted', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('simulator_submissions_due')
-    .on('simulator_submissions')
-    .columns(['emitted', 'receipt_due_at'])
-    .execute();
+  await db.schema.createIndex('simulator_submissions_due').on('simulator_submissions').columns(['emitted', 'receipt_due_at']).execute();
 
   await db.schema
     .createTable('campaigns')

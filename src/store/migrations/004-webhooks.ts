@@ -22,17 +22,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('delivered_at', 'bigint')
     .execute();
-  await db.schema
-    .createIndex('webhook_deliveries_due')
-    .on('webhook_deliveries')
-    .columns(['state', 'next_attempt_at'])
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
   await db.schema.createIndex('webhook_deliveries_message').on('webhook_deliveries').columns(['message_id']).execute();
-  await db.schema
-    .createIndex('webhook_deliveries_channel')
-    .on('webhook_deliveries')
-    .columns(['channel_id', 'created_at'])
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_channel').on('webhook_deliveries').columns(['channel_id', 'created_at']).execute();
 
   await db.schema
     .createTable('webhook_attempts')

@@ -12,16 +12,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .addColumn('opened_by', 'text')
     .execute();
-  await db.schema
-    .createIndex('rcs_conversations_user')
-    .on('rcs_conversations')
-    .columns(['channel_id', 'msisdn', 'expires_at'])
-    .execute();
-  await db.schema
-    .createIndex('rcs_conversations_channel_opened')
-    .on('rcs_conversations')
-    .columns(['channel_id', 'opened_at'])
-    .execute();
+  await db.schema.createIndex('rcs_conversations_user').on('rcs_conversations').columns(['channel_id', 'msisdn', 'expires_at']).execute();
+  await db.schema.createIndex('rcs_conversations_channel_opened').on('rcs_conversations').columns(['channel_id', 'opened_at']).execute();
 
   await db.schema
     .createTable('rcs_conversation_messages')
@@ -30,11 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('rcs_conversation_messages_pk', ['conversation_id', 'message_id'])
     .execute();
-  await db.schema
-    .createIndex('rcs_conversation_messages_message')
-    .on('rcs_conversation_messages')
-    .columns(['message_id'])
-    .execute();
+  await db.schema.createIndex('rcs_conversation_messages_message').on('rcs_conversation_messages').columns(['message_id']).execute();
 
   await db.schema
     .createTable('simulator_rcs_reads')

@@ -29,11 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('smpp_outbox_due')
-    .on('smpp_outbox')
-    .columns(['credential_id', 'next_attempt_at'])
-    .execute();
+  await db.schema.createIndex('smpp_outbox_due').on('smpp_outbox').columns(['credential_id', 'next_attempt_at']).execute();
   await db.schema.createIndex('smpp_outbox_expiry').on('smpp_outbox').columns(['expires_at']).execute();
 }
 

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { uuidv7 } from '../../core/domain/ids.ts';
+import { uuidv7 } from '../../domain/ids.ts';
 
 const CHUNK = 500;
 
@@ -46,15 +46,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('connector_records_pk', ['connector', 'key'])
     .execute();
-  await db.schema
-    .createIndex('connector_records_due')
-    .on('connector_records')
-    .columns(['due_at'])
-    .where(sql.ref('due_at'), 'is not', null)
-    .execute();
+  await db.schema.createIndex('connector_records_due').on('connector_records').columns(['due_at']).where(sql.ref('due_at'), 'is not', null).execute();
 
   await db.schema.alterTable('smpp_outbox').addColumn('lease_until', 'bigint').execute();
-  await db.schema.alterTable('messages').addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('messages')
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   // Messages on their way were placed once already.
   await sql`update messages set attempts = 1 where status = 'ENROUTE' and upstream_id is not null`.execute(db);
 
@@ -115,15 +113,23 @@ async function moveSimulatorState(db: Kysely<any>, now: number): Promise<void> {
     .where('s.receipt_due_at', 'is not', null)
     .execute();
   for (const s of submissions) {
-    records.push(record('simulator', s.message_id, s.receipt_due_at, {
-      type: s.type ?? 'SMS',
-      upstreamId: s.upstream_id,
-      recipient: s.recipient,
-      accepted: s.accepted === 1,
-      duplicates: 0,
-      next: 'RECEIPT',
-      status: s.receipt_status,
-    }, now));
+    records.push(
+      record(
+        'simulator',
+        s.message_id,
+        s.receipt_due_at,
+        {
+          type: s.type ?? 'SMS',
+          upstreamId: s.upstream_id,
+          recipient: s.recipient,
+          accepted: s.accepted === 1,
+          duplicates: 0,
+          next: 'RECEIPT',
+          status: s.receipt_status,
+        },
+        now,
+      ),
+    );
   }
   const reads = await db
     .selectFrom('simulator_rcs_reads as r')
@@ -134,14 +140,22 @@ async function moveSimulatorState(db: Kysely<any>, now: number): Promise<void> {
   const pendingReceipt = new Set(submissions.map((s) => s.message_id));
   for (const r of reads) {
     if (pendingReceipt.has(r.message_id)) continue;
-    records.push(record('simulator', r.message_id, r.due_at, {
-      type: 'RCS',
-      upstreamId: r.upstream_id ?? '',
-      recipient: r.recipient,
-      accepted: true,
-      duplicates: 0,
-      next: 'READ',
-    }, now));
+    records.push(
+      record(
+        'simulator',
+        r.message_id,
+        r.due_at,
+        {
+          type: 'RCS',
+          upstreamId: r.upstream_id ?? '',
+          recipient: r.recipient,
+          accepted: true,
+          duplicates: 0,
+          next: 'READ',
+        },
+        now,
+      ),
+    );
   }
   const calls = await db.selectFrom('simulator_calls').selectAll().where('emitted', '=', 0).execute();
   const outcome: Record<string, { status: string; detail: string | null }> = {
@@ -152,19 +166,30 @@ async function moveSimulatorState(db: Kysely<any>, now: number): Promise<void> {
   };
   for (const c of calls) {
     const final = outcome[c.outcome] ?? outcome.ANSWERED!;
-    records.push(record('simulator-voice', c.message_id, c.next_at ?? now, {
-      type: 'VOICE',
-      upstreamId: c.upstream_id,
-      recipient: c.recipient,
-      accepted: true,
-      duplicates: 0,
-      next: 'RECEIPT',
-      status: c.final_status ?? final.status,
-      ...((c.final_detail ?? final.detail) ? { detail: c.final_detail ?? final.detail } : {}),
-    }, now));
+    records.push(
+      record(
+        'simulator-voice',
+        c.message_id,
+        c.next_at ?? now,
+        {
+          type: 'VOICE',
+          upstreamId: c.upstream_id,
+          recipient: c.recipient,
+          accepted: true,
+          duplicates: 0,
+          next: 'RECEIPT',
+          status: c.final_status ?? final.status,
+          ...((c.final_detail ?? final.detail) ? { detail: c.final_detail ?? final.detail } : {}),
+        },
+        now,
+      ),
+    );
   }
   for (let i = 0; i < records.length; i += CHUNK) {
-    await db.insertInto('connector_records').values(records.slice(i, i + CHUNK)).execute();
+    await db
+      .insertInto('connector_records')
+      .values(records.slice(i, i + CHUNK))
+      .execute();
   }
 }
 

@@ -6,8 +6,14 @@ import { type Kysely, sql } from 'kysely';
  * their rank, in the first lane.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('dispatch_queue').addColumn('lane', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('dispatch_queue').addColumn('rank', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('dispatch_queue')
+    .addColumn('lane', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('dispatch_queue')
+    .addColumn('rank', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await sql`update dispatch_queue set rank = due_at`.execute(db);
   await db.schema.createIndex('dispatch_queue_lane_rank').on('dispatch_queue').columns(['lane', 'rank']).execute();
 }

@@ -25,11 +25,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('taken_by', 'text')
     .addPrimaryKeyConstraint('smpp_concat_parts_pk', ['credential_id', 'message_id', 'seq'])
     .execute();
-  await db.schema
-    .createIndex('smpp_concat_parts_assembly')
-    .on('smpp_concat_parts')
-    .columns(['credential_id', 'source', 'destination', 'ref'])
-    .execute();
+  await db.schema.createIndex('smpp_concat_parts_assembly').on('smpp_concat_parts').columns(['credential_id', 'source', 'destination', 'ref']).execute();
   await db.schema.createIndex('smpp_concat_parts_expiry').on('smpp_concat_parts').column('expires_at').execute();
   await db.schema.createIndex('smpp_concat_parts_taken').on('smpp_concat_parts').column('taken_at').execute();
 }

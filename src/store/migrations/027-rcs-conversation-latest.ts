@@ -5,7 +5,10 @@ import { type Kysely, sql } from 'kysely';
  * open one is always the latest, and the latest is unique.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('rcs_conversations').addColumn('latest', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('rcs_conversations')
+    .addColumn('latest', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   // Conversations opened twice at once before this change: the one opened last is kept as the latest.
   await sql`
     update rcs_conversations set latest = 1

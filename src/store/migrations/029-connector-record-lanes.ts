@@ -7,7 +7,10 @@ import { type Kysely, sql } from 'kysely';
  * this change are in the high lane.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('connector_records').addColumn('lane', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('connector_records')
+    .addColumn('lane', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.dropIndex('connector_records_due').execute();
   await db.schema
     .createIndex('connector_records_lane_due')

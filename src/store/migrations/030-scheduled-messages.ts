@@ -6,12 +6,7 @@ import { type Kysely, sql } from 'kysely';
  * with every request waiting on SQLite). Only scheduled messages are in it.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema
-    .createIndex('messages_scheduled')
-    .on('messages')
-    .column('send_at')
-    .where(sql.ref('status'), '=', sql.lit('SCHEDULED'))
-    .execute();
+  await db.schema.createIndex('messages_scheduled').on('messages').column('send_at').where(sql.ref('status'), '=', sql.lit('SCHEDULED')).execute();
 }
 
 export async function down(): Promise<void> {

@@ -9,19 +9,12 @@ import { type Kysely, sql } from 'kysely';
  * Rows queued before wait (the default) and are made ready by the first claim that finds them due.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('dispatch_queue').addColumn('waiting', 'integer', (c) => c.notNull().defaultTo(1)).execute();
   await db.schema
-    .createIndex('dispatch_queue_ready')
-    .on('dispatch_queue')
-    .columns(['lane', 'rank'])
-    .where(sql.ref('waiting'), '=', sql.lit(0))
+    .alterTable('dispatch_queue')
+    .addColumn('waiting', 'integer', (c) => c.notNull().defaultTo(1))
     .execute();
-  await db.schema
-    .createIndex('dispatch_queue_waiting')
-    .on('dispatch_queue')
-    .column('due_at')
-    .where(sql.ref('waiting'), '=', sql.lit(1))
-    .execute();
+  await db.schema.createIndex('dispatch_queue_ready').on('dispatch_queue').columns(['lane', 'rank']).where(sql.ref('waiting'), '=', sql.lit(0)).execute();
+  await db.schema.createIndex('dispatch_queue_waiting').on('dispatch_queue').column('due_at').where(sql.ref('waiting'), '=', sql.lit(1)).execute();
   await db.schema.dropIndex('dispatch_queue_lane_rank').execute();
 }
 

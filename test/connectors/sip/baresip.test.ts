@@ -143,7 +143,10 @@ describe('Voice over SIP to baresip', { skip: SKIP }, () => {
     });
 
     const send = async (to: string) => {
-      const r = await request(server, 'POST', '/voice/v1/messages', { key: t.key, body: { recipient: { to }, body: { text: 'Votre code est 482913. Il expire dans 10 minutes.' } } });
+      const r = await request(server, 'POST', '/voice/v1/messages', {
+        key: t.key,
+        body: { recipient: { to }, body: { text: 'Votre code est 482913. Il expire dans 10 minutes.' } },
+      });
       assert.equal(r.status, 201, r.text);
       return r.body;
     };

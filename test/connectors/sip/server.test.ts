@@ -30,8 +30,19 @@ forEachDialect('Voice over SIP', (dialect) => {
       trunkTimeoutMs: 500,
       callsPerSecond: 0,
     });
-    await route(server, { name: 'calls', priority: 1, match: { type: 'VOICE', prefix: '336' }, connectors: [{ connector: 'trunk' }], failover: [{ connector: 'simulator-voice' }] });
-    await eventually(async () => ((await admin(server, 'GET', '/admin/v1/connectors')).body.items.find((c: any) => c.name === 'trunk')?.live?.state === 'UP' ? true : undefined), 10_000, 'the trunk UP');
+    await route(server, {
+      name: 'calls',
+      priority: 1,
+      match: { type: 'VOICE', prefix: '336' },
+      connectors: [{ connector: 'trunk' }],
+      failover: [{ connector: 'simulator-voice' }],
+    });
+    await eventually(
+      async () =>
+        (await admin(server, 'GET', '/admin/v1/connectors')).body.items.find((c: any) => c.name === 'trunk')?.live?.state === 'UP' ? true : undefined,
+      10_000,
+      'the trunk UP',
+    );
   });
   after(async () => {
     await server?.stop();
@@ -52,7 +63,8 @@ forEachDialect('Voice over SIP', (dialect) => {
       ms,
       `final status of ${id}`,
     );
-  const row = (id: string) => server.app.store.db.selectFrom('messages').select(['connector', 'attempts', 'part_count', 'charged']).where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    server.app.store.db.selectFrom('messages').select(['connector', 'attempts', 'part_count', 'charged']).where('id', '=', id).executeTakeFirstOrThrow();
 
   test('a call answered and played in full: DELIVERED through the trunk, the TTS audio played, charged at its length', async () => {
     const m = await send('33612345678');
@@ -80,7 +92,12 @@ forEachDialect('Voice over SIP', (dialect) => {
     assert.equal(done.price.amount, VOICE_FR, 'one started 30 s');
     const stored = await row(m.messageId);
     assert.equal(stored.part_count, 1);
-    const refund = await server.app.store.db.selectFrom('ledger').select(['amount', 'description']).where('message_id', '=', m.messageId).where('kind', '=', 'REFUND').executeTakeFirstOrThrow();
+    const refund = await server.app.store.db
+      .selectFrom('ledger')
+      .select(['amount', 'description'])
+      .where('message_id', '=', m.messageId)
+      .where('kind', '=', 'REFUND')
+      .executeTakeFirstOrThrow();
     assert.equal(refund.amount, Math.round((units - 1) * VOICE_FR * 1e6));
     assert.match(refund.description!, /answered for 1 of the \d+ started 30 s charged/);
     const consumption = await request(server, 'GET', '/commons/v1/consumptions?searchBy[channel.type]=VOICE', { key: t.key });
@@ -106,9 +123,27 @@ forEachDialect('Voice over SIP', (dialect) => {
   });
 
   test('the admin API: SIP settings checked naming the field, the password never answered', async () => {
-    assertError(await admin(server, 'POST', '/admin/v1/connectors', { name: 'bad', type: 'SIP', host: 'trunk.example.net', transport: 'TLS' }), 400, '400.001', /transport/);
-    assertError(await admin(server, 'POST', '/admin/v1/connectors', { name: 'bad', type: 'SIP', host: 'trunk.example.net', username: 'tern' }), 400, '400.001', /password/);
-    const created = await admin(server, 'POST', '/admin/v1/connectors', { name: 'registrar', type: 'SIP', host: 'sip.example.net', username: 'tern', password: 's3cret', register: true, enabled: false });
+    assertError(
+      await admin(server, 'POST', '/admin/v1/connectors', { name: 'bad', type: 'SIP', host: 'trunk.example.net', transport: 'TLS' }),
+      400,
+      '400.001',
+      /transport/,
+    );
+    assertError(
+      await admin(server, 'POST', '/admin/v1/connectors', { name: 'bad', type: 'SIP', host: 'trunk.example.net', username: 'tern' }),
+      400,
+      '400.001',
+      /password/,
+    );
+    const created = await admin(server, 'POST', '/admin/v1/connectors', {
+      name: 'registrar',
+      type: 'SIP',
+      host: 'sip.example.net',
+      username: 'tern',
+      password: 's3cret',
+      register: true,
+      enabled: false,
+    });
     assert.equal(created.status, 201, created.text);
     assert.equal(JSON.stringify(created.body).includes('s3cret'), false);
     assert.equal(created.body.type, 'SIP');

@@ -158,7 +158,14 @@ export class TestTrunk {
     const callId = rq.headers['call-id']!;
     const uri = sip.parseUri(rq.uri!);
     const number = uri.user ?? '';
-    const call: ReceivedCall = this.calls.get(callId) ?? { callId, number, from: String(sip.parseUri(rq.headers.from!.uri).user), invites: [], cancelled: false, packets: [] };
+    const call: ReceivedCall = this.calls.get(callId) ?? {
+      callId,
+      number,
+      from: String(sip.parseUri(rq.headers.from!.uri).user),
+      invites: [],
+      cancelled: false,
+      packets: [],
+    };
     call.invites.push(rq);
     this.calls.set(callId, call);
     if (!this.authorised(rq)) return;
@@ -187,15 +194,39 @@ export class TestTrunk {
     await new Promise<void>((r) => socket.bind(0, TRUNK_ADDRESS, () => r()));
     socket.on('message', (packet) => {
       const p = parseRtp(packet);
-      call.packets.push({ at: performance.now(), payloadType: p.payloadType, sequence: p.sequence, timestamp: p.timestamp, ssrc: p.ssrc, marker: p.marker, payload: Buffer.from(p.payload) });
+      call.packets.push({
+        at: performance.now(),
+        payloadType: p.payloadType,
+        sequence: p.sequence,
+        timestamp: p.timestamp,
+        ssrc: p.ssrc,
+        marker: p.marker,
+        payload: Buffer.from(p.payload),
+      });
     });
     const pt = codec === 'PCMU' ? 0 : 8;
     const sdp = codec
-      ? ['v=0', 'o=trunk 1 1 IN IP4 127.0.0.1', 's=-', `c=IN IP4 ${TRUNK_ADDRESS}`, 't=0 0', `m=audio ${socket.address().port} RTP/AVP ${pt}`, `a=rtpmap:${pt} ${codec}/8000`, 'a=recvonly', ''].join('\r\n')
+      ? [
+          'v=0',
+          'o=trunk 1 1 IN IP4 127.0.0.1',
+          's=-',
+          `c=IN IP4 ${TRUNK_ADDRESS}`,
+          't=0 0',
+          `m=audio ${socket.address().port} RTP/AVP ${pt}`,
+          `a=rtpmap:${pt} ${codec}/8000`,
+          'a=recvonly',
+          '',
+        ].join('\r\n')
       : ['v=0', 'o=trunk 1 1 IN IP4 127.0.0.1', 's=-', `c=IN IP4 ${TRUNK_ADDRESS}`, 't=0 0', 'm=audio 0 RTP/AVP 18', ''].join('\r\n');
     call.codec = codec;
     call.answeredAt = Date.now();
-    this.respond(rq, 200, 'OK', { headers: { contact: [{ uri: `sip:trunk@${TRUNK_ADDRESS}:${this.port}`, params: {} }], 'content-type': 'application/sdp' }, content: sdp }, 'uas');
+    this.respond(
+      rq,
+      200,
+      'OK',
+      { headers: { contact: [{ uri: `sip:trunk@${TRUNK_ADDRESS}:${this.port}`, params: {} }], 'content-type': 'application/sdp' }, content: sdp },
+      'uas',
+    );
     if (hangUp) this.later(this.o.hangUpAfterMs ?? 500, () => this.bye(rq, call));
   }
 

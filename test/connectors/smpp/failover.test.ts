@@ -19,8 +19,23 @@ forEachDialect('failover between an SMPP operator and the next connector of its 
     let smsc = await TestSmsc.start();
     const port = smsc.port;
     try {
-      const id = await connector(a, { name: 'primary-smpp', type: 'SMPP', host: '127.0.0.1', port, systemId: 'tern', password: 'secret', reconnectMinSeconds: 1, reconnectMaxSeconds: 2 });
-      await route(a, { name: 'with failover', priority: 1, match: { prefix: '33681' }, connectors: [{ connector: 'primary-smpp' }], failover: [{ connector: 'simulator' }] });
+      const id = await connector(a, {
+        name: 'primary-smpp',
+        type: 'SMPP',
+        host: '127.0.0.1',
+        port,
+        systemId: 'tern',
+        password: 'secret',
+        reconnectMinSeconds: 1,
+        reconnectMaxSeconds: 2,
+      });
+      await route(a, {
+        name: 'with failover',
+        priority: 1,
+        match: { prefix: '33681' },
+        connectors: [{ connector: 'primary-smpp' }],
+        failover: [{ connector: 'simulator' }],
+      });
       await routedTo(a, '33681000005', 'primary-smpp');
       const placed = async (to: string) => {
         const mid = await send(a, t, to, 'Which way');

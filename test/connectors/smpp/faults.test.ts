@@ -27,15 +27,22 @@ forEachDialect('SMPP connector: an SMSC that misbehaves', (dialect) => {
   test('binds refused: the connector is DOWN with the reason, messages wait, and go as soon as a bind is accepted', async () => {
     const op = await smppOperator(a, 'refuses-binds', '33650', {}, { bindStatus: SmppStatus.ESME_RINVPASWD });
     closers.push(() => op.smsc.close());
-    const state = await eventually(async () => {
-      const s = await live(a, op.connectorId);
-      return s.state === 'DOWN' ? s : undefined;
-    }, 10_000, 'DOWN');
+    const state = await eventually(
+      async () => {
+        const s = await live(a, op.connectorId);
+        return s.state === 'DOWN' ? s : undefined;
+      },
+      10_000,
+      'DOWN',
+    );
     assert.match(state.lastError, /ESME_RINVPASWD/);
     const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => send(a, t, op.number(i + 10), `Waiting ${i}`)));
     await sleep(1_500);
     assert.equal(op.smsc.submits.length, 0);
-    assert.ok((await statuses(a, ids)).every((r) => r.status === 'ENROUTE' || r.status === 'SCHEDULED'), 'waiting, not failed');
+    assert.ok(
+      (await statuses(a, ids)).every((r) => r.status === 'ENROUTE' || r.status === 'SCHEDULED'),
+      'waiting, not failed',
+    );
     assert.ok(op.smsc.bindAttempts >= 2, 'binds tried again');
     op.smsc.set({ bindStatus: 0 });
     const fixed = Date.now();
@@ -45,14 +52,26 @@ forEachDialect('SMPP connector: an SMSC that misbehaves', (dialect) => {
   });
 
   test('ESME_RTHROTTLED pauses the connector and ESME_RMSGQFUL is tried again: nothing fails, nothing goes twice', async () => {
-    const op = await smppOperator(a, 'throttles', '33651', { throttleWaitMs: 600, window: 2 }, {
-      submitStatus: (_s, n) => (n < 6 ? SmppStatus.ESME_RTHROTTLED : n < 9 ? SmppStatus.ESME_RMSGQFUL : 0),
-    });
+    const op = await smppOperator(
+      a,
+      'throttles',
+      '33651',
+      { throttleWaitMs: 600, window: 2 },
+      {
+        submitStatus: (_s, n) => (n < 6 ? SmppStatus.ESME_RTHROTTLED : n < 9 ? SmppStatus.ESME_RMSGQFUL : 0),
+      },
+    );
     closers.push(() => op.smsc.close());
     const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => send(a, t, op.number(i + 10), `Busy ${i}`)));
     const rows = await allFinal(a, ids, 30_000);
-    assert.ok(rows.every((r) => r.status === 'DELIVERED'), JSON.stringify(rows.filter((r) => r.status !== 'DELIVERED')));
-    assert.deepEqual([...op.smsc.accepted().values()].filter((n) => n > 1), []);
+    assert.ok(
+      rows.every((r) => r.status === 'DELIVERED'),
+      JSON.stringify(rows.filter((r) => r.status !== 'DELIVERED')),
+    );
+    assert.deepEqual(
+      [...op.smsc.accepted().values()].filter((n) => n > 1),
+      [],
+    );
     assert.equal(op.smsc.submits.length, 20);
     const s = await live(a, op.connectorId);
     assert.ok(s.errors.ESME_RTHROTTLED >= 1 && s.errors.ESME_RMSGQFUL >= 1, JSON.stringify(s.errors));
@@ -75,14 +94,26 @@ forEachDialect('SMPP connector: an SMSC that misbehaves', (dialect) => {
 
   test('receipts before the submit’s answer, on another bind, and ids in hex when the answer said decimal', async () => {
     const early = await smppOperator(a, 'early-receipts', '33653', { binds: 2 }, { receipts: 'before' });
-    const hex = await smppOperator(a, 'hex-receipts', '33654', { submitIdFormat: 'DECIMAL', receiptIdFormat: 'HEX' }, { receiptIds: 'HEX-PADDED', receiptTlvs: false });
-    closers.push(() => early.smsc.close(), () => hex.smsc.close());
+    const hex = await smppOperator(
+      a,
+      'hex-receipts',
+      '33654',
+      { submitIdFormat: 'DECIMAL', receiptIdFormat: 'HEX' },
+      { receiptIds: 'HEX-PADDED', receiptTlvs: false },
+    );
+    closers.push(
+      () => early.smsc.close(),
+      () => hex.smsc.close(),
+    );
     const ids = [
       ...(await Promise.all(Array.from({ length: 10 }, (_, i) => send(a, t, early.number(i + 10), `Early ${i}`)))),
       ...(await Promise.all(Array.from({ length: 10 }, (_, i) => send(a, t, hex.number(i + 10), `Hex ${i}`)))),
     ];
     const rows = await allFinal(a, ids, 30_000);
-    assert.ok(rows.every((r) => r.status === 'DELIVERED'), JSON.stringify(rows.filter((r) => r.status !== 'DELIVERED')));
+    assert.ok(
+      rows.every((r) => r.status === 'DELIVERED'),
+      JSON.stringify(rows.filter((r) => r.status !== 'DELIVERED')),
+    );
     assert.equal(early.smsc.bound.length, 2, 'two binds');
   });
 
@@ -90,10 +121,14 @@ forEachDialect('SMPP connector: an SMSC that misbehaves', (dialect) => {
     const op = await smppOperator(a, 'hex-unconfigured', '33655', {}, { receiptIds: 'hex', receiptTlvs: false });
     closers.push(() => op.smsc.close());
     const ids = await Promise.all(Array.from({ length: 3 }, (_, i) => send(a, t, op.number(i + 1000), `Lost ${i}`)));
-    await eventually(async () => {
-      const n = await a.app.store.db.selectFrom('unmatched_receipts').select('id').where('connector', '=', op.name).execute();
-      return n.length >= 3;
-    }, 10_000, 'receipts kept');
+    await eventually(
+      async () => {
+        const n = await a.app.store.db.selectFrom('unmatched_receipts').select('id').where('connector', '=', op.name).execute();
+        return n.length >= 3;
+      },
+      10_000,
+      'receipts kept',
+    );
     assert.ok((await statuses(a, ids)).every((r) => r.status === 'ENROUTE'));
   });
 
@@ -121,7 +156,10 @@ forEachDialect('SMPP connector: an SMSC that misbehaves', (dialect) => {
     closers.push(() => op.smsc.close());
     const ids = await Promise.all(Array.from({ length: 16 }, (_, i) => send(a, t, op.number(i + 10), `Dropped ${i}`)));
     const rows = await allFinal(a, ids, 30_000);
-    assert.ok(rows.every((r) => r.status === 'DELIVERED'), JSON.stringify(rows.filter((r) => r.status !== 'DELIVERED')));
+    assert.ok(
+      rows.every((r) => r.status === 'DELIVERED'),
+      JSON.stringify(rows.filter((r) => r.status !== 'DELIVERED')),
+    );
     const twice = [...op.smsc.accepted().values()].filter((n) => n > 1).length;
     const unknown = await metric(a, /^tern_connector_unknown_outcomes_total\{connector="drops"\} (\d+)/m);
     // The SMSC took the submits in the window before it dropped the connection, and they were sent again. A submit

@@ -20,7 +20,10 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
   before(async () => {
     a = await startTestServer(dialect, { TERN_SECRET_KEY: SECRET_KEY, TERN_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s' });
     hooks = await startReceiver();
-    t = await createTenant(a, { balance: 1_000, channel: { fromFieldList: ['Tern', '36111'], defaultCallbackUrlStatus: `${hooks.url}/status`, defaultCallbackUrlMo: `${hooks.url}/mo` } });
+    t = await createTenant(a, {
+      balance: 1_000,
+      channel: { fromFieldList: ['Tern', '36111'], defaultCallbackUrlStatus: `${hooks.url}/status`, defaultCallbackUrlMo: `${hooks.url}/mo` },
+    });
   });
   after(async () => {
     for (const c of closers) await c();
@@ -36,12 +39,20 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
     assert.deepEqual(new Set(rows.map((r) => r.status)), new Set(['DELIVERED']));
     assert.ok(rows.every((r) => r.connector === 'plain'));
     assert.equal(op.smsc.submits.length, 30);
-    assert.deepEqual([...op.smsc.accepted().values()].filter((n) => n > 1), [], 'none sent twice');
+    assert.deepEqual(
+      [...op.smsc.accepted().values()].filter((n) => n > 1),
+      [],
+      'none sent twice',
+    );
     const s = op.smsc.submits[0]!;
     assert.equal(s.source, 'Tern');
     assert.equal(s.sourceTon, 5, 'an alphanumeric sender goes as TON 5');
     assert.equal(s.registeredDelivery, 1);
-    await eventually(() => ids.every((id) => hooks.requests.some((r) => r.json?.messageId === id && r.json?.status?.value === 'DELIVERED')), 10_000, 'DELIVERED webhooks');
+    await eventually(
+      () => ids.every((id) => hooks.requests.some((r) => r.json?.messageId === id && r.json?.status?.value === 'DELIVERED')),
+      10_000,
+      'DELIVERED webhooks',
+    );
     const state = await live(a, op.connectorId);
     assert.equal(state.state, 'UP');
     assert.equal(state.binds, 1);
@@ -66,18 +77,30 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
         continue;
       }
       assert.equal(subs.length, 3, `${mode}: three parts`);
-      assert.deepEqual(subs.map((s) => s.concat?.by), [mode, mode, mode]);
-      assert.deepEqual(subs.map((s) => s.concat?.seq), [1, 2, 3]);
+      assert.deepEqual(
+        subs.map((s) => s.concat?.by),
+        [mode, mode, mode],
+      );
+      assert.deepEqual(
+        subs.map((s) => s.concat?.seq),
+        [1, 2, 3],
+      );
       assert.equal(new Set(subs.map((s) => s.concat?.ref)).size, 1, 'one reference');
       assert.equal(subs.map((s) => s.text).join(''), text);
     }
   });
 
   test('a part that fails fails the long message; a permanent refusal ends it UNDELIVERABLE with the reason, refunded', async () => {
-    const op = await smppOperator(a, 'refusing', '33630', {}, {
-      submitStatus: (s) => (s.destination.endsWith('99') ? SmppStatus.ESME_RINVDSTADR : 0),
-      stat: (d) => (d.endsWith('98') ? 'UNDELIV' : 'DELIVRD'),
-    });
+    const op = await smppOperator(
+      a,
+      'refusing',
+      '33630',
+      {},
+      {
+        submitStatus: (s) => (s.destination.endsWith('99') ? SmppStatus.ESME_RINVDSTADR : 0),
+        stat: (d) => (d.endsWith('98') ? 'UNDELIV' : 'DELIVRD'),
+      },
+    );
     closers.push(() => op.smsc.close());
     const refused = await send(a, t, op.number(99), 'Nobody here');
     const failed = await send(a, t, op.number(98), 'x'.repeat(300));
@@ -94,13 +117,22 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
     assert.deepEqual(await op.smsc.mo('33612340001', '36111', 'STOP'), [0]);
     const long = 'This reply was too long for one SMS, so the handset split it in three parts for us.';
     assert.deepEqual(await op.smsc.mo('33612340002', '36111', long, 3), [0, 0, 0]);
-    const mo = await eventually(() => {
-      const got = hooks.requests.filter((r) => r.url === '/mo' && r.json?.from?.startsWith('3361234000'));
-      return got.length >= 2 ? got : undefined;
-    }, 10_000, 'two MO webhooks');
+    const mo = await eventually(
+      () => {
+        const got = hooks.requests.filter((r) => r.url === '/mo' && r.json?.from?.startsWith('3361234000'));
+        return got.length >= 2 ? got : undefined;
+      },
+      10_000,
+      'two MO webhooks',
+    );
     assert.deepEqual(mo.map((r) => r.json.body.text).sort(), [long, 'STOP'].sort());
     await sleep(300);
-    const stored = await a.app.store.db.selectFrom('messages').select(['body', 'upstream_id']).where('direction', '=', 'MO').where('connector', '=', 'inbound').execute();
+    const stored = await a.app.store.db
+      .selectFrom('messages')
+      .select(['body', 'upstream_id'])
+      .where('direction', '=', 'MO')
+      .where('connector', '=', 'inbound')
+      .execute();
     assert.equal(stored.length, 2, 'the long one stored once');
   });
 
@@ -119,10 +151,39 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
   test('over TLS: binds when the certificate is not checked, and is DOWN with the reason when it is and fails', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tern-smsc-tls-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+        ],
+        { stdio: 'ignore' },
+      );
       const smsc = await TestSmsc.start({}, 0, { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) });
       closers.push(() => smsc.close());
-      const base = { type: 'SMPP', host: '127.0.0.1', port: smsc.port, systemId: 'tern', password: 'secret', tls: true, reconnectMinSeconds: 1, reconnectMaxSeconds: 2 };
+      const base = {
+        type: 'SMPP',
+        host: '127.0.0.1',
+        port: smsc.port,
+        systemId: 'tern',
+        password: 'secret',
+        tls: true,
+        reconnectMinSeconds: 1,
+        reconnectMaxSeconds: 2,
+      };
       const strict = await connector(a, { ...base, name: 'tls-checked' });
       await connector(a, { ...base, name: 'tls-unchecked', tlsVerify: false });
       await route(a, { name: 'tls', priority: 1, match: { prefix: '33670' }, connectors: [{ connector: 'tls-unchecked' }] });
@@ -130,10 +191,14 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
       const id = await send(a, t, '33670000005', 'Over TLS');
       assert.equal((await allFinal(a, [id]))[0]!.status, 'DELIVERED');
       assert.equal(smsc.submits[0]!.text, 'Over TLS');
-      const s = await eventually(async () => {
-        const x = await live(a, strict);
-        return x.state === 'DOWN' ? x : undefined;
-      }, 10_000, 'the checked one DOWN');
+      const s = await eventually(
+        async () => {
+          const x = await live(a, strict);
+          return x.state === 'DOWN' ? x : undefined;
+        },
+        10_000,
+        'the checked one DOWN',
+      );
       assert.match(s.lastError, /certificate/i);
     } finally {
       rmSync(dir, { recursive: true, force: true });

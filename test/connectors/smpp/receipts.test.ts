@@ -48,9 +48,13 @@ describe('SMPP receipts', () => {
     // A receipt right behind its answer reaches the core before the placement is recorded: by its id alone it would
     // match nothing yet and be kept in the database to be matched again.
     const smsc = await TestSmsc.start({ receipts: 'after' });
-    const connector = new SmppConnector('op', parseSmppSettings({ host: '127.0.0.1', port: smsc.port, systemId: 'tern', binds: 1 }, (f, r) => {
-      throw new Error(`${f}: ${r}`);
-    }), 'secret');
+    const connector = new SmppConnector(
+      'op',
+      parseSmppSettings({ host: '127.0.0.1', port: smsc.port, systemId: 'tern', binds: 1 }, (f, r) => {
+        throw new Error(`${f}: ${r}`);
+      }),
+      'secret',
+    );
     const ctx = new HarnessContext('op');
     try {
       await connector.start(ctx);
@@ -59,10 +63,14 @@ describe('SMPP receipts', () => {
       const long = outbound('33612345679', { body: { text: 'A long one. '.repeat(20) } });
       const results = (await connector.submit([short, long])) as Array<SubmitResult & { upstreamId: string }>;
       assert.ok(results.every((r) => r.ok));
-      const receipts = await eventually(() => {
-        const got = ctx.events.filter((e): e is ReceiptEvent => e.kind === 'receipt');
-        return got.length >= 2 ? got : undefined;
-      }, 5_000, 'both receipts');
+      const receipts = await eventually(
+        () => {
+          const got = ctx.events.filter((e): e is ReceiptEvent => e.kind === 'receipt');
+          return got.length >= 2 ? got : undefined;
+        },
+        5_000,
+        'both receipts',
+      );
       const of = (upstreamId: string) => receipts.find((e) => e.upstreamId === upstreamId);
       assert.equal(of(results[0]!.upstreamId)?.messageId, short.id);
       assert.equal(of(results[1]!.upstreamId)?.messageId, undefined);

@@ -18,7 +18,17 @@ describe('SMPP connector settings', () => {
   it('fill in what an operator usually means', () => {
     const { settings } = SMPP_KIND.validate({ host: 'smsc.example.net', systemId: 'tern' }, { password: 'pw' });
     assert.deepEqual(
-      { port: settings.port, bindMode: settings.bindMode, binds: settings.binds, window: settings.window, longMessages: settings.longMessages, dataCoding: settings.dataCoding, registeredDelivery: settings.registeredDelivery, submitIdFormat: settings.submitIdFormat, tls: settings.tls },
+      {
+        port: settings.port,
+        bindMode: settings.bindMode,
+        binds: settings.binds,
+        window: settings.window,
+        longMessages: settings.longMessages,
+        dataCoding: settings.dataCoding,
+        registeredDelivery: settings.registeredDelivery,
+        submitIdFormat: settings.submitIdFormat,
+        tls: settings.tls,
+      },
       { port: 2775, bindMode: 'TRX', binds: 1, window: 10, longMessages: 'UDH8', dataCoding: 0, registeredDelivery: 1, submitIdFormat: 'ASIS', tls: false },
     );
   });

@@ -53,7 +53,10 @@ export async function send(server: TestServer, t: Tenant, to: string, text: stri
   return r.body.messageId;
 }
 
-export async function statuses(server: TestServer, ids: string[]): Promise<Array<{ id: string; status: string; status_detail: string | null; charged: number; connector: string | null }>> {
+export async function statuses(
+  server: TestServer,
+  ids: string[],
+): Promise<Array<{ id: string; status: string; status_detail: string | null; charged: number; connector: string | null }>> {
   return server.app.store.db.selectFrom('messages').select(['id', 'status', 'status_detail', 'charged', 'connector']).where('id', 'in', ids).execute();
 }
 
@@ -61,8 +64,12 @@ const FINAL = new Set(['DELIVERED', 'UNDELIVERED', 'UNDELIVERABLE']);
 
 /** Waits until every message is final; answers their rows. */
 export async function allFinal(server: TestServer, ids: string[], ms = 30_000) {
-  return eventually(async () => {
-    const rows = await statuses(server, ids);
-    return rows.length === ids.length && rows.every((r) => FINAL.has(r.status)) ? rows : undefined;
-  }, ms, `${ids.length} messages final`);
+  return eventually(
+    async () => {
+      const rows = await statuses(server, ids);
+      return rows.length === ids.length && rows.every((r) => FINAL.has(r.status)) ? rows : undefined;
+    },
+    ms,
+    `${ids.length} messages final`,
+  );
 }

@@ -18,10 +18,25 @@ forEachDialect('Tern to Tern over SMPP', (dialect) => {
     [a, b] = await Promise.all([startTestServer(dialect, { TERN_SECRET_KEY: SECRET_KEY }), startTestServer(dialect)]);
     hooks = await startReceiver();
     onB = await createTenant(b, { balance: 100, channel: { fromFieldList: ['36180', 'Tern'] } });
-    const cred = await request(b, 'POST', `/admin/v1/channels/${onB.channelId}/smpp-credentials`, { key: b.adminKey, body: { systemId: 'tern-a', password: 'secret1' } });
+    const cred = await request(b, 'POST', `/admin/v1/channels/${onB.channelId}/smpp-credentials`, {
+      key: b.adminKey,
+      body: { systemId: 'tern-a', password: 'secret1' },
+    });
     assert.equal(cred.status, 201, cred.text);
-    onA = await createTenant(a, { balance: 100, channel: { fromFieldList: ['36180', 'Tern'], defaultCallbackUrlStatus: `${hooks.url}/status`, defaultCallbackUrlMo: `${hooks.url}/mo` } });
-    connectorId = await connector(a, { name: 'tern-b', type: 'SMPP', host: '127.0.0.1', port: b.smppPort, systemId: 'tern-a', password: 'secret1', reconnectMinSeconds: 1, reconnectMaxSeconds: 2 });
+    onA = await createTenant(a, {
+      balance: 100,
+      channel: { fromFieldList: ['36180', 'Tern'], defaultCallbackUrlStatus: `${hooks.url}/status`, defaultCallbackUrlMo: `${hooks.url}/mo` },
+    });
+    connectorId = await connector(a, {
+      name: 'tern-b',
+      type: 'SMPP',
+      host: '127.0.0.1',
+      port: b.smppPort,
+      systemId: 'tern-a',
+      password: 'secret1',
+      reconnectMinSeconds: 1,
+      reconnectMaxSeconds: 2,
+    });
     await route(a, { name: 'france via B', priority: 1, match: { prefix: '33' }, connectors: [{ connector: 'tern-b' }] });
     await routedTo(a, '33612345678', 'tern-b');
   });
@@ -35,13 +50,20 @@ forEachDialect('Tern to Tern over SMPP', (dialect) => {
     const texts = ['Through B over SMPP', 'Long through B: ' + 'a long text that needs several parts. '.repeat(6)];
     const sent = await Promise.all(
       texts.map(async (text) => {
-        const r = await request(a, 'POST', '/sms/v1/messages', { key: onA.key, body: { recipient: { to: '33612345678' }, body: { text }, from: 'Tern', refClient: 'via-smpp' } });
+        const r = await request(a, 'POST', '/sms/v1/messages', {
+          key: onA.key,
+          body: { recipient: { to: '33612345678' }, body: { text }, from: 'Tern', refClient: 'via-smpp' },
+        });
         assert.equal(r.status, 201, r.text);
         return r.body.messageId as string;
       }),
     );
     for (const id of sent) {
-      const hook = await eventually(() => hooks.delivered().find((h) => h.url === '/status' && h.json?.messageId === id && h.json?.status?.value === 'DELIVERED'), 20_000, 'the DELIVERED webhook on A');
+      const hook = await eventually(
+        () => hooks.delivered().find((h) => h.url === '/status' && h.json?.messageId === id && h.json?.status?.value === 'DELIVERED'),
+        20_000,
+        'the DELIVERED webhook on A',
+      );
       assert.equal(hook.json.refClient, 'via-smpp');
     }
     const onBList = await request(b, 'GET', '/sms/v1/messages', { key: onB.key });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ConsumptionService, type ConsumptionQuery } from '../../../src/core/billing/consumption.ts';
-import { addDays, lastSettledDay } from '../../../src/core/domain/consumption-periods.ts';
-import { utcDay } from '../../../src/core/domain/dates.ts';
+import { addDays, lastSettledDay } from '../../../src/domain/consumption-periods.ts';
+import { utcDay } from '../../../src/domain/dates.ts';
 import { SecretBox } from '../../../src/core/secrets.ts';
 import { TenancyService } from '../../../src/core/tenancy/service.ts';
 import { periodTotals } from '../../../src/store/consumption.ts';
@@ -72,11 +72,14 @@ forEachDialect('consumption of settled days kept per node', (dialect) => {
     const service = new ConsumptionService(a);
     const days = await service.list(query(), now);
     assert.equal(days.length, 9);
-    assert.deepEqual(days.slice(0, 3).map((r) => [r.startDate, r.channel.name]), [
-      [today, 'main'],
-      [addDays(today, -5), 'main'],
-      [addDays(today, -10), 'main'],
-    ]);
+    assert.deepEqual(
+      days.slice(0, 3).map((r) => [r.startDate, r.channel.name]),
+      [
+        [today, 'main'],
+        [addDays(today, -5), 'main'],
+        [addDays(today, -10), 'main'],
+      ],
+    );
     assert.deepEqual(summary(await service.list(query({ offset: 2, limit: 2 }), now)), summary(days.slice(2, 4)));
     for (const periodType of ['DAY', 'MONTH'] as const) {
       const listed = await service.list(query({ periodType }), now);

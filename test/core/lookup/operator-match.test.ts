@@ -45,8 +45,7 @@ describe('normaliseOperatorName', () => {
 });
 
 describe('nameMatchScore', () => {
-  const score = (a: string, b: string, country = '') =>
-    nameMatchScore(normaliseOperatorName(a, country), normaliseOperatorName(b, country));
+  const score = (a: string, b: string, country = '') => nameMatchScore(normaliseOperatorName(a, country), normaliseOperatorName(b, country));
 
   it('scores equal names, written differently, as exact', () => {
     assert.equal(score('Orange France', 'Orange', 'France'), MATCH_EXACT);
@@ -100,30 +99,15 @@ describe('findOperator', () => {
   });
 
   it('prefers an operational code, then a main one, then a radio network with more bands, then the lowest', () => {
+    assert.equal(find([record({ mnc: '01', brand: 'Acme', status: 'Unknown' }), record({ mnc: '09', brand: 'Acme' })], 'Acme'), '09');
     assert.equal(
-      find([record({ mnc: '01', brand: 'Acme', status: 'Unknown' }), record({ mnc: '09', brand: 'Acme' })], 'Acme'),
-      '09',
-    );
-    assert.equal(
-      find(
-        [record({ mnc: '09', brand: 'Acme', notes: 'launched for Acme outbound roaming services' }), record({ mnc: '10', brand: 'Acme' })],
-        'Acme',
-      ),
+      find([record({ mnc: '09', brand: 'Acme', notes: 'launched for Acme outbound roaming services' }), record({ mnc: '10', brand: 'Acme' })], 'Acme'),
       '10',
     );
+    assert.equal(find([record({ mnc: '02', brand: 'Acme', notes: 'Zones Blanches' }), record({ mnc: '20', brand: 'Acme' })], 'Acme'), '20');
+    assert.equal(find([record({ mnc: '08', brand: 'Acme', bands: 'MVNO' }), record({ mnc: '11', brand: 'Acme' })], 'Acme'), '11');
     assert.equal(
-      find([record({ mnc: '02', brand: 'Acme', notes: 'Zones Blanches' }), record({ mnc: '20', brand: 'Acme' })], 'Acme'),
-      '20',
-    );
-    assert.equal(
-      find([record({ mnc: '08', brand: 'Acme', bands: 'MVNO' }), record({ mnc: '11', brand: 'Acme' })], 'Acme'),
-      '11',
-    );
-    assert.equal(
-      find(
-        [record({ mnc: '16', brand: 'Acme', bands: 'LTE 700' }), record({ mnc: '15', brand: 'Acme', bands: 'LTE 700 / LTE 1800' })],
-        'Acme',
-      ),
+      find([record({ mnc: '16', brand: 'Acme', bands: 'LTE 700' }), record({ mnc: '15', brand: 'Acme', bands: 'LTE 700 / LTE 1800' })], 'Acme'),
       '15',
     );
     assert.equal(find([record({ mnc: '11', brand: 'Acme' }), record({ mnc: '10', brand: 'Acme' })], 'Acme'), '10');

@@ -45,6 +45,8 @@ const row = (over: Partial<MessageRow> = {}): MessageRow => ({
   extra: null,
   attempts: 0,
   route: null,
+  cost: null,
+  content_erased_at: null,
   ...over,
 });
 
@@ -79,11 +81,32 @@ test('messageObject: every field known, in the contract’s order', () => {
     '',
   );
   assert.deepEqual(Object.keys(m), [
-    'messageId', 'acceptedAt', 'sentDate', 'campaignId', 'originMessageId', 'channel', 'type', 'direction', 'recipient', 'from', 'body',
-    'refClient', 'callbackUrlStatus', 'callbackUrlMo', 'href', 'custom', 'price', 'status',
+    'messageId',
+    'acceptedAt',
+    'sentDate',
+    'campaignId',
+    'originMessageId',
+    'channel',
+    'type',
+    'direction',
+    'recipient',
+    'from',
+    'body',
+    'refClient',
+    'callbackUrlStatus',
+    'callbackUrlMo',
+    'href',
+    'custom',
+    'price',
+    'status',
   ]);
   assert.deepEqual(m.price, { amount: 0.035, currency: 'EUR', kind: 'RICH' });
-  assert.deepEqual(m.status, { value: 'UNDELIVERED', deliveryDate: '2026-11-29T08:00:01.000Z', detail: 'EXPIRED', lookup: { mccMnc: '20801', country: 'France', network: 'Orange' } });
+  assert.deepEqual(m.status, {
+    value: 'UNDELIVERED',
+    deliveryDate: '2026-11-29T08:00:01.000Z',
+    detail: 'EXPIRED',
+    lookup: { mccMnc: '20801', country: 'France', network: 'Orange' },
+  });
   assert.equal(m.href, '/rcs/v1/messages/0192f0c4-0000-7000-8000-000000000001');
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OTP_ALPHABETS } from '../../../src/core/domain/otp.ts';
+import { OTP_ALPHABETS } from '../../../src/domain/otp.ts';
 import { OtpCodes } from '../../../src/core/otp/codes.ts';
 
 const KEY = 'a-server-secret-key-of-32-characters-at-least';

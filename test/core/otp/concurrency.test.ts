@@ -10,7 +10,7 @@ forEachDialect('one-time passwords under concurrency', (dialect) => {
   before(async () => {
     const first = await startTestServer(dialect);
     nodes = [first];
-    if (dialect === 'postgres') nodes.push(await startTestServer(dialect, { TERN_DATABASE_URL: first.app.services.config.databaseUrl }));
+    if (dialect === 'postgres') nodes.push(await startTestServer(dialect, { TERN_DATABASE_URL: first.app.config.databaseUrl }));
   });
   after(async () => {
     for (const n of nodes.reverse()) await n.stop();
@@ -20,7 +20,9 @@ forEachDialect('one-time passwords under concurrency', (dialect) => {
     const server = nodes[0]!;
     const t = await createTenant(server, { balance: 10 });
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => request(nodes[i % nodes.length]!, 'POST', '/sms/v1/otp', { key: t.key, body: { recipient: { to: '33612349901' } } })),
+      Array.from({ length: 12 }, (_, i) =>
+        request(nodes[i % nodes.length]!, 'POST', '/sms/v1/otp', { key: t.key, body: { recipient: { to: '33612349901' } } }),
+      ),
     );
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [201, ...Array(11).fill(429)], answers.map((a) => a.text).join('\n'));
@@ -31,7 +33,11 @@ forEachDialect('one-time passwords under concurrency', (dialect) => {
     assert.equal(otps.length, 1);
     assert.equal(otps[0]!.sends, 1);
     const messages = await db.selectFrom('messages').select(['id', 'charged']).where('recipient', '=', '33612349901').execute();
-    assert.deepEqual(messages.map((m) => m.id), [otps[0]!.last_message_id], 'only the message of the code that was sent');
+    assert.deepEqual(
+      messages.map((m) => m.id),
+      [otps[0]!.last_message_id],
+      'only the message of the code that was sent',
+    );
     const sends = await db.selectFrom('otp_sends').selectAll().where('recipient', '=', '33612349901').execute();
     assert.equal(sends.length, 1);
   });

@@ -62,7 +62,10 @@ forEachDialect('SMPP outbox: rows handed to this node’s worker as they commit'
       assert.equal(worker.reserved, 2);
     });
     off();
-    assert.deepEqual(worker.taken.map((r) => r.id), [rows[0]!.id, rows[2]!.id]);
+    assert.deepEqual(
+      worker.taken.map((r) => r.id),
+      [rows[0]!.id, rows[2]!.id],
+    );
     assert.equal(worker.reserved, 0);
     assert.deepEqual(woken, ['smpp-outbox'], 'the rows left over wake the workers');
     // Another node claims only the rows nobody was handed.
@@ -95,7 +98,10 @@ forEachDialect('SMPP outbox: rows handed to this node’s worker as they commit'
     const now = [row('cred-4')];
     const later = [row('cred-4', Date.now() + 60_000)];
     await outbox.enqueue([...now, ...later]);
-    assert.deepEqual(worker.taken.map((r) => r.id), [now[0]!.id]);
+    assert.deepEqual(
+      worker.taken.map((r) => r.id),
+      [now[0]!.id],
+    );
     const stored = await nodes.a.db.selectFrom('smpp_outbox').select(['id', 'lease_until']).where('credential_id', '=', 'cred-4').orderBy('id').execute();
     assert.ok(Number(stored[0]!.lease_until) > Date.now(), 'the handed row is leased');
     assert.equal(stored[1]!.lease_until, null, 'the later row is not');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../../../src/config.ts';
+import { ConfigError, loadConfig } from '../../../src/config/index.ts';
 import { createTenant, forEachDialect, freshDatabase, request, startTestServer } from '../../support/server.ts';
 
 forEachDialect('webhook signing secrets at rest', (dialect) => {
@@ -11,7 +11,8 @@ forEachDialect('webhook signing secrets at rest', (dialect) => {
     try {
       let server = await startTestServer(dialect, { TERN_DATABASE_URL: database.url });
       const t = await createTenant(server, { balance: 1 });
-      const stored = async () => (await server.app.store.db.selectFrom('channels').select(['webhook_secret']).where('id', '=', t.channelId).executeTakeFirstOrThrow()).webhook_secret;
+      const stored = async () =>
+        (await server.app.store.db.selectFrom('channels').select(['webhook_secret']).where('id', '=', t.channelId).executeTakeFirstOrThrow()).webhook_secret;
       const answered = await request(server, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, { key: t.key });
       assert.match(answered.body.secret, /^whsec_/);
       assert.match(await stored(), /^v1:/);
@@ -22,7 +23,11 @@ forEachDialect('webhook signing secrets at rest', (dialect) => {
       server = await startTestServer(dialect, { TERN_DATABASE_URL: database.url });
       try {
         assert.match(await stored(), /^v1:/, 'sealed at start');
-        assert.equal((await request(server, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, { key: t.key })).body.secret, answered.body.secret, 'the same secret');
+        assert.equal(
+          (await request(server, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, { key: t.key })).body.secret,
+          answered.body.secret,
+          'the same secret',
+        );
       } finally {
         await server.stop();
       }
@@ -43,12 +48,19 @@ test('without TERN_SECRET_KEY: SQLite keeps a key file of its own beside the dat
     await server.stop();
     server = await startTestServer('sqlite', { TERN_DATABASE_URL: database.url, TERN_SECRET_KEY: '' });
     try {
-      assert.equal((await request(server, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, { key: t.key })).body.secret, secret, 'the same key after a restart');
+      assert.equal(
+        (await request(server, 'GET', `/commons/v1/channels/${t.channelId}/webhook-secret`, { key: t.key })).body.secret,
+        secret,
+        'the same key after a restart',
+      );
     } finally {
       await server.stop();
     }
   } finally {
     await database.cleanup();
   }
-  assert.throws(() => loadConfig({ TERN_DATABASE_URL: 'postgres://x@127.0.0.1/db' }), (err: unknown) => err instanceof ConfigError && err.setting === 'TERN_SECRET_KEY');
+  assert.throws(
+    () => loadConfig({ TERN_DATABASE_URL: 'postgres://x@127.0.0.1/db' }),
+    (err: unknown) => err instanceof ConfigError && err.setting === 'TERN_SECRET_KEY',
+  );
 });

@@ -101,7 +101,12 @@ forEachDialect('Organisation country and time zone', (dialect) => {
 
   test('REST: a national number is refused without defaultCountry and stored in international form with one', async () => {
     const t = await tenantWith(server, {});
-    assertError(await send(server, t, { recipient: { to: '0611223344' } }), 400, '400.003', /recipient\.to: .*national numbers need the organisation's defaultCountry/);
+    assertError(
+      await send(server, t, { recipient: { to: '0611223344' } }),
+      400,
+      '400.003',
+      /recipient\.to: .*national numbers need the organisation's defaultCountry/,
+    );
 
     // Set on this node: the next send sees it at once.
     await setLocale(server, t.organisationId, { defaultCountry: 'FR' });
@@ -268,7 +273,7 @@ forEachDialect('Organisation country and time zone', (dialect) => {
 
   if (dialect === 'postgres') {
     test('a change made on one node is used by the other nodes at once', async () => {
-      const second = await startTestServer(dialect, { TERN_DATABASE_URL: server.app.services.config.databaseUrl });
+      const second = await startTestServer(dialect, { TERN_DATABASE_URL: server.app.config.databaseUrl });
       try {
         const t = await tenantWith(server, {});
         // The second node reads (and keeps) the organisation's settings.

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CoreError } from '../../../src/core/errors.ts';
-import {
-  hashSmppPassword,
-  ipAllowed,
-  normaliseAllowedIps,
-  verifySmppPassword,
-} from '../../../src/core/tenancy/smpp-credentials.ts';
+import { hashSmppPassword, ipAllowed, normaliseAllowedIps, verifySmppPassword } from '../../../src/core/tenancy/smpp-credentials.ts';
 
 describe('SMPP passwords', () => {
   it('are salted scrypt hashes that verify only the right password', async () => {
@@ -31,12 +26,7 @@ describe('SMPP passwords', () => {
 
 describe('SMPP allowed addresses', () => {
   it('normalises addresses and CIDR ranges, and refuses anything else naming the entry', () => {
-    assert.deepEqual(normaliseAllowedIps([' 203.0.113.7 ', '10.0.0.0/8', '2001:db8::/032', '::1']), [
-      '203.0.113.7',
-      '10.0.0.0/8',
-      '2001:db8::/32',
-      '::1',
-    ]);
+    assert.deepEqual(normaliseAllowedIps([' 203.0.113.7 ', '10.0.0.0/8', '2001:db8::/032', '::1']), ['203.0.113.7', '10.0.0.0/8', '2001:db8::/32', '::1']);
     for (const [bad, index] of [
       [['10.0.0.256'], 0],
       [['1.2.3.4', 'example.com'], 1],

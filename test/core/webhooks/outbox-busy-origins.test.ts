@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { sql } from 'kysely';
 import type { MessagingService } from '../../../src/core/messaging/service.ts';
 import { WebhookOutbox } from '../../../src/core/webhooks/outbox.ts';
-import { uuidv7 } from '../../../src/core/domain/ids.ts';
+import { uuidv7 } from '../../../src/domain/ids.ts';
 import type { Db, Store } from '../../../src/store/db.ts';
 import { insertDeliveries, type WebhookDeliveryRow } from '../../../src/store/webhooks.ts';
 import { WebhookHttpClient } from '../../../src/doors/webhooks/http-client.ts';
@@ -59,7 +59,8 @@ forEachDialect('webhook outbox: claims that leave a busy origin out', (dialect) 
     const legacy = delivery(null, now - 2_000);
     const third = delivery('http://third.test', now - 30_000);
     const inFlight = delivery('http://third.test', now - 40_000, { lease_until: now + 60_000 });
-    const retry = delivery('http://third.test', now + 5_000);
+    // Due long after the suite: a later test on the same tables must not find it due.
+    const retry = delivery('http://third.test', now + 600_000);
     const done = delivery('http://done.test', now - 3_000, { state: 'DELIVERED' });
     await store.db.transaction().execute((tx) => insertDeliveries(tx, [...backlog, other, sameMessageLater, legacy, third, inFlight, retry, done]));
 
@@ -77,12 +78,44 @@ forEachDialect('webhook outbox: claims that leave a busy origin out', (dialect) 
     assert.equal(all.rows.length, BACKLOG, 'with nothing skipped, the busy origin’s backlog is claimed as before');
   });
 
+  it('leaves out the deliveries of organisations whose share is full, with busy origins or without, and claims them once they are not', async () => {
+    const store = nodes.a;
+    const big = Array.from({ length: 30 }, (_, i) => delivery(`http://big-${i}.test`, now - 50_000 + i, { organisation_id: 'org-big' }));
+    const small = [
+      delivery('http://small.test', now - 100, { organisation_id: 'org-small' }),
+      delivery('http://big-0.test', now - 90, { organisation_id: 'org-small' }),
+    ];
+    await store.db.transaction().execute((tx) => insertDeliveries(tx, [...big, ...small]));
+    const outbox = outboxOn(store);
+    const ids = (rows: WebhookDeliveryRow[]) => rows.map((r) => r.id).sort();
+    const plain = await outbox.claimWithNextDue(now, 100, 60_000, [], ['org-big']);
+    assert.deepEqual(ids(plain.rows), ids(small), 'only the other organisation’s, its delivery to an origin the busy one uses too included');
+    await store.db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: null })
+      .where(
+        'id',
+        'in',
+        small.map((d) => d.id),
+      )
+      .execute();
+    const withOrigins = await outbox.claimWithNextDue(now, 100, 60_000, ['http://nowhere.test'], ['org-big']);
+    assert.deepEqual(ids(withOrigins.rows), ids(small), 'likewise when origins are skipped too');
+    const later = await outbox.claimWithNextDue(now, 100, 60_000);
+    assert.deepEqual(ids(later.rows), ids(big), 'claimed once the organisation is no longer left out');
+  });
+
   it('claims at most a batch, from the origins due first, and asks to be called again while more is due', async () => {
     const store = nodes.b;
     const origins = Array.from({ length: 60 }, (_, i) => `http://o${String(i).padStart(2, '0')}.test`);
     await store.db
       .transaction()
-      .execute((tx) => insertDeliveries(tx, [...origins.map((o, i) => delivery(o, now - 10_000 + i)), ...Array.from({ length: 20 }, (_, i) => delivery(BUSY, now - 20_000 + i))]));
+      .execute((tx) =>
+        insertDeliveries(tx, [
+          ...origins.map((o, i) => delivery(o, now - 10_000 + i)),
+          ...Array.from({ length: 20 }, (_, i) => delivery(BUSY, now - 20_000 + i)),
+        ]),
+      );
     const outbox = outboxOn(store);
     const claimed: string[] = [];
     for (let pass = 0; pass < 10; pass++) {
@@ -108,14 +141,23 @@ forEachDialect('webhook outbox: claims that leave a busy origin out', (dialect) 
     const second = await outbox.claimWithNextDue(t, 100, 60_000, [BUSY]);
     assert.deepEqual(second.rows.map((d) => d.id).sort(), due.map((d) => d.id).sort());
     assert.ok(second.nextDue !== null && second.nextDue <= t + 250, 'and for those it looked at before, from the first again');
-    await store.db.deleteFrom('webhook_deliveries').where('id', 'in', [...waiting, ...due].map((d) => d.id)).execute();
+    await store.db
+      .deleteFrom('webhook_deliveries')
+      .where(
+        'id',
+        'in',
+        [...waiting, ...due].map((d) => d.id),
+      )
+      .execute();
   });
 
   it('a sender whose queue for a hanging receiver is full goes on sending to the others, claiming around it', async () => {
     const store = nodes.b;
     const hanging = await startReceiver(() => 'hang');
     const fine = await startReceiver(() => 200);
-    const messaging = { channel: async () => ({ id: 'ch-1', webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', webhookSecretPrevious: null }) } as unknown as MessagingService;
+    const messaging = {
+      channel: async () => ({ id: 'ch-1', webhookSecret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', webhookSecretPrevious: null }),
+    } as unknown as MessagingService;
     const outbox = new WebhookOutbox(store, messaging, () => 'http://tern.test', [60_000]);
     const client = new WebhookHttpClient({ allowPrivate: true, timeoutMs: 30_000, maxConcurrentPerHost: 2 });
     const sender = new WebhookSender(outbox, client, messaging, pino({ level: 'silent' }), { leaseMs: 60_000, maxHeldPerOrigin: 4, claimBatch: 4 });
@@ -149,7 +191,11 @@ forEachDialect('webhook outbox: claims that leave a busy origin out', (dialect) 
       };
       const slow = 'http://slow.test';
       const backlog = 2_000;
-      await store.db.transaction().execute((tx) => insertDeliveries(tx, [...Array.from({ length: backlog }, (_, i) => delivery(slow, now - 90_000 + i)), delivery('http://fresh.test', now - 100)]));
+      await store.db
+        .transaction()
+        .execute((tx) =>
+          insertDeliveries(tx, [...Array.from({ length: backlog }, (_, i) => delivery(slow, now - 90_000 + i)), delivery('http://fresh.test', now - 100)]),
+        );
       // As autovacuum would have: without statistics, PostgreSQL's plans for a table this small read all of it.
       await sql`analyze webhook_deliveries`.execute(store.db);
       await store.db.transaction().execute(async (tx) => {
@@ -157,7 +203,10 @@ forEachDialect('webhook outbox: claims that leave a busy origin out', (dialect) 
         const before = await read(tx);
         const r = await outbox.claimWithNextDue(now, 100, 60_000, [BUSY, slow]);
         const rowsRead = (await read(tx)) - before;
-        assert.deepEqual(r.rows.map((d) => d.origin), ['http://fresh.test']);
+        assert.deepEqual(
+          r.rows.map((d) => d.origin),
+          ['http://fresh.test'],
+        );
         // What it reads is a few rows for each origin with deliveries pending (the earlier tests' sixty-odd).
         assert.ok(rowsRead < 400, `${rowsRead} rows read with ${backlog} due to the busy origin`);
       });

@@ -25,7 +25,7 @@ class FakeSender implements WebhookHandoff {
   taking(): boolean {
     return this.room > 0;
   }
-  reserve(origin: string, now: number): number | null {
+  reserve(origin: string, _organisation: string, now: number): number | null {
     if (origin !== this.origin || this.room === 0) return null;
     this.room--;
     this.reserved++;
@@ -35,9 +35,9 @@ class FakeSender implements WebhookHandoff {
     this.reserved -= rows.length;
     this.taken.push(...rows);
   }
-  release(origins: string[]): void {
-    this.reserved -= origins.length;
-    this.room += origins.length;
+  release(reserved: Array<{ origin: string; organisation: string }>): void {
+    this.reserved -= reserved.length;
+    this.room += reserved.length;
   }
 }
 
@@ -65,7 +65,16 @@ let n = 0;
 /** A message with a status callback to `url`, and a status event of it at `at`. */
 function statusOf(url: string, messageId = `m-${String(++n).padStart(6, '0')}`, at = Date.now()): { message: MessageRow; event: MessageEventRow } {
   const message = { id: messageId, organisation_id: 'org-1', channel_id: channel.id, callback_url_status: url, callback_url_mo: null } as unknown as MessageRow;
-  const event: MessageEventRow = { id: `e-${++n}`, message_id: messageId, organisation_id: 'org-1', channel_id: channel.id, kind: 'STATUS', status: 'DELIVERED', detail: null, at };
+  const event: MessageEventRow = {
+    id: `e-${++n}`,
+    message_id: messageId,
+    organisation_id: 'org-1',
+    channel_id: channel.id,
+    kind: 'STATUS',
+    status: 'DELIVERED',
+    detail: null,
+    at,
+  };
   return { message, event };
 }
 
@@ -73,9 +82,20 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
   const nodes = twoNodesForSuite(dialect);
 
   const write = (store: Store, outbox: WebhookOutbox, items: Array<{ message: MessageRow; event: MessageEventRow }>) =>
-    inTransaction(store, (tx) => outbox.hook(tx, items.map((i) => i.event), new Map(items.map((i) => [i.message.id, i.message]))));
+    inTransaction(store, (tx) =>
+      outbox.hook(
+        tx,
+        items.map((i) => i.event),
+        new Map(items.map((i) => [i.message.id, i.message])),
+      ),
+    );
   const stored = (store: Store, messageIds: string[]) =>
-    store.db.selectFrom('webhook_deliveries').select(['id', 'message_id', 'lease_until', 'origin']).where('message_id', 'in', messageIds).orderBy('id').execute();
+    store.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'message_id', 'lease_until', 'origin'])
+      .where('message_id', 'in', messageIds)
+      .orderBy('id')
+      .execute();
 
   it('hands deliveries the sender has room for once committed, leased, so no node claims them; the rest wake the claims', async () => {
     const outbox = outboxOn(nodes.a);
@@ -85,19 +105,37 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
     const off = nodes.a.signals.on('webhooks', () => woken.push('webhooks'));
     const items = [statusOf('http://hooks.test/a'), statusOf('http://other.test/a'), statusOf('http://hooks.test/b'), statusOf('http://hooks.test/c')];
     await inTransaction(nodes.a, async (tx) => {
-      await outbox.hook(tx, items.map((i) => i.event), new Map(items.map((i) => [i.message.id, i.message])));
+      await outbox.hook(
+        tx,
+        items.map((i) => i.event),
+        new Map(items.map((i) => [i.message.id, i.message])),
+      );
       assert.equal(sender.taken.length, 0, 'nothing handed before the commit');
       assert.equal(sender.reserved, 2);
     });
     off();
-    assert.deepEqual(sender.taken.map((d) => d.message_id), [items[0]!.message.id, items[2]!.message.id]);
+    assert.deepEqual(
+      sender.taken.map((d) => d.message_id),
+      [items[0]!.message.id, items[2]!.message.id],
+    );
     assert.equal(sender.reserved, 0);
     assert.deepEqual(woken, ['webhooks'], 'the deliveries left over wake the senders');
-    const rows = await stored(nodes.a, items.map((i) => i.message.id));
-    assert.deepEqual(rows.map((r) => r.origin), ['http://hooks.test', 'http://other.test', 'http://hooks.test', 'http://hooks.test']);
-    for (const d of sender.taken) assert.equal(Number(rows.find((r) => r.id === d.id)!.lease_until), d.lease_until, 'written with the lease it was handed with');
+    const rows = await stored(
+      nodes.a,
+      items.map((i) => i.message.id),
+    );
+    assert.deepEqual(
+      rows.map((r) => r.origin),
+      ['http://hooks.test', 'http://other.test', 'http://hooks.test', 'http://hooks.test'],
+    );
+    for (const d of sender.taken)
+      assert.equal(Number(rows.find((r) => r.id === d.id)!.lease_until), d.lease_until, 'written with the lease it was handed with');
     const claimed = await outboxOn(nodes.b).claim(Date.now(), 10, 60_000);
-    assert.deepEqual(claimed.map((d) => d.message_id).sort(), [items[1]!.message.id, items[3]!.message.id].sort(), 'another node claims only what was not handed');
+    assert.deepEqual(
+      claimed.map((d) => d.message_id).sort(),
+      [items[1]!.message.id, items[3]!.message.id].sort(),
+      'another node claims only what was not handed',
+    );
   });
 
   it('never hands a delivery while an earlier one of its message is pending: they go in order', async () => {
@@ -116,7 +154,10 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
     const fresh = statusOf('http://order.test/t');
     const again = statusOf('http://order.test/t', fresh.message.id);
     await write(nodes.a, outbox, [fresh, again]);
-    assert.deepEqual(sender.taken.map((d) => d.event_id), [fresh.event.id]);
+    assert.deepEqual(
+      sender.taken.map((d) => d.event_id),
+      [fresh.event.id],
+    );
     const rows = await stored(nodes.a, [fresh.message.id]);
     assert.equal(rows.filter((r) => r.lease_until !== null).length, 1);
   });
@@ -142,12 +183,31 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
       const items = [statusOf(`${receiver.origin}/s`), statusOf(`${receiver.origin}/s`), statusOf(`${receiver.origin}/s`)];
       for (const i of items) await write(nodes.a, outbox, [i]);
       await eventually(async () => {
-        const rows = await nodes.a.db.selectFrom('webhook_deliveries').select(['state', 'lease_until']).where('message_id', 'in', items.map((i) => i.message.id)).execute();
-        assert.deepEqual(rows.map((r) => [r.state, r.lease_until]), items.map(() => ['DELIVERED', null]));
+        const rows = await nodes.a.db
+          .selectFrom('webhook_deliveries')
+          .select(['state', 'lease_until'])
+          .where(
+            'message_id',
+            'in',
+            items.map((i) => i.message.id),
+          )
+          .execute();
+        assert.deepEqual(
+          rows.map((r) => [r.state, r.lease_until]),
+          items.map(() => ['DELIVERED', null]),
+        );
         return true;
       });
-      assert.deepEqual(receiver.requests.map((r) => JSON.parse(r.body).event), items.map((i) => i.event.id), 'sent in the order written');
-      assert.deepEqual(claimed.filter((id) => items.some((i) => i.message.id === id)), [], 'none was claimed');
+      assert.deepEqual(
+        receiver.requests.map((r) => JSON.parse(r.body).event),
+        items.map((i) => i.event.id),
+        'sent in the order written',
+      );
+      assert.deepEqual(
+        claimed.filter((id) => items.some((i) => i.message.id === id)),
+        [],
+        'none was claimed',
+      );
     } finally {
       await sender.stop();
       await client.close();
@@ -162,13 +222,25 @@ forEachDialect('webhook outbox: deliveries handed to this node’s sender as the
     const items = [statusOf('http://rollback.test/a'), statusOf('http://rollback.test/b')];
     await assert.rejects(
       inTransaction(nodes.a, async (tx) => {
-        await outbox.hook(tx, items.map((i) => i.event), new Map(items.map((i) => [i.message.id, i.message])));
+        await outbox.hook(
+          tx,
+          items.map((i) => i.event),
+          new Map(items.map((i) => [i.message.id, i.message])),
+        );
         throw new Error('the event that wrote them failed');
       }),
       /failed/,
     );
     assert.equal(sender.taken.length, 0);
     assert.equal(sender.reserved, 0);
-    assert.equal((await stored(nodes.a, items.map((i) => i.message.id))).length, 0);
+    assert.equal(
+      (
+        await stored(
+          nodes.a,
+          items.map((i) => i.message.id),
+        )
+      ).length,
+      0,
+    );
   });
 });

@@ -40,7 +40,11 @@ forEachDialect('Legacy HTTP 1.6: sub-accounts, API keys, contacts', (dialect) =>
 
   test('createSubAccount.do: a sub-organisation with a login; pseudo and pass work as its ADMIN key; creditTransfert.do names it', async () => {
     const parent = await createTenant(server, { balance: 20, name: 'Parent' });
-    const created = await raw(server, '/http/1.6/createSubAccount.do', `accessToken=${encodeURIComponent(parent.key)}&newPseudo=client-1&newPass=s3cret-pass&societe=Soci%E9t%E9+Dupr%E9&email=a%40b.fr&date=31121980`);
+    const created = await raw(
+      server,
+      '/http/1.6/createSubAccount.do',
+      `accessToken=${encodeURIComponent(parent.key)}&newPseudo=client-1&newPass=s3cret-pass&societe=Soci%E9t%E9+Dupr%E9&email=a%40b.fr&date=31121980`,
+    );
     assert.equal(created.contentType, 'text/plain; charset=utf-8');
     const subId = idIn(created, 'Sub-account created');
     const sub = await organisation(subId);
@@ -88,7 +92,10 @@ forEachDialect('Legacy HTTP 1.6: sub-accounts, API keys, contacts', (dialect) =>
     const smsId = idIn(sms, 'Accepted');
     assert.equal((await legacy(server, 'credit.do', { pseudo: 'client-1', pass: 's3cret-pass' })).text, '4.955');
     assert.match((await legacy(server, 'smsStatus.do', { pseudo: 'client-1', pass: 's3cret-pass', smsID: smsId })).text, /^\d+ \| /);
-    assert.match((await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: 'someone-else', creditAmount: '1' })).text, /^41 \| .*targetPseudo: no account someone-else$/);
+    assert.match(
+      (await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: 'someone-else', creditAmount: '1' })).text,
+      /^41 \| .*targetPseudo: no account someone-else$/,
+    );
   });
 
   test('createAuthorisation.do: a JSON key on the caller’s channel that works as accessToken and on REST; JSON errors', async () => {
@@ -132,11 +139,18 @@ forEachDialect('Legacy HTTP 1.6: sub-accounts, API keys, contacts', (dialect) =>
 
   test('deleteSubAccount.do: keys, login and SMPP stop working, the balance goes back to the parent, the login is free again', async () => {
     const parent = await createTenant(server, { balance: 10, name: 'Parent' });
-    const subId = idIn(await legacy(server, 'createSubAccount.do', { accessToken: parent.key, newPseudo: 'leaving', newPass: 'leaving-pass' }), 'Sub-account created');
+    const subId = idIn(
+      await legacy(server, 'createSubAccount.do', { accessToken: parent.key, newPseudo: 'leaving', newPass: 'leaving-pass' }),
+      'Sub-account created',
+    );
     idIn(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: 'leaving', creditAmount: '4' }), 'Transfer done');
-    const key = ((await (await fetch(`${server.url}/http/2.0/createAuthorisation.do?pseudo=leaving&pass=leaving-pass`)).json()) as { accessToken: string }).accessToken;
+    const key = ((await (await fetch(`${server.url}/http/2.0/createAuthorisation.do?pseudo=leaving&pass=leaving-pass`)).json()) as { accessToken: string })
+      .accessToken;
     const channelId = (await request(server, 'GET', '/commons/v1/channels', { key })).body.items[0].channelId;
-    const smpp = await request(server, 'POST', `/admin/v1/channels/${channelId}/smpp-credentials`, { key: server.adminKey, body: { systemId: 'leaving', password: 'pw' } });
+    const smpp = await request(server, 'POST', `/admin/v1/channels/${channelId}/smpp-credentials`, {
+      key: server.adminKey,
+      body: { systemId: 'leaving', password: 'pw' },
+    });
     assert.equal(smpp.status, 201, smpp.text);
 
     const stranger = await createTenant(server, { name: 'Stranger' });
@@ -160,7 +174,10 @@ forEachDialect('Legacy HTTP 1.6: sub-accounts, API keys, contacts', (dialect) =>
 
     // A sub-account with sub-accounts of its own is not deleted.
     await legacy(server, 'createSubAccount.do', { accessToken: parent.key, newPseudo: 'middle', newPass: 'middle-pass' });
-    idIn(await legacy(server, 'createSubAccount.do', { pseudo: 'middle', pass: 'middle-pass', newPseudo: 'bottom', newPass: 'bottom-pass' }), 'Sub-account created');
+    idIn(
+      await legacy(server, 'createSubAccount.do', { pseudo: 'middle', pass: 'middle-pass', newPseudo: 'bottom', newPass: 'bottom-pass' }),
+      'Sub-account created',
+    );
     const busy = await legacy(server, 'deleteSubAccount.do', { accessToken: parent.key, pseudoToDelete: 'middle' });
     assert.equal(busy.status, 409);
     assert.match(busy.text, /^35 \| .*pseudoToDelete: the sub-account "middle" has sub-accounts of its own/);
@@ -169,7 +186,11 @@ forEachDialect('Legacy HTTP 1.6: sub-accounts, API keys, contacts', (dialect) =>
   test('addContact.do: contacts in groups, updated by number; sendSMS.do?groupe= sends to a group', async () => {
     const t = await createTenant(server, { balance: 5 });
     const other = await createTenant(server, { balance: 5 });
-    const first = await raw(server, '/http/1.6/addContact.do', `accessToken=${encodeURIComponent(t.key)}&nom=Dupond&prenom=J%E9r%F4me&mobile=0612345678&groupes=Groupe1,Clients+%A4`);
+    const first = await raw(
+      server,
+      '/http/1.6/addContact.do',
+      `accessToken=${encodeURIComponent(t.key)}&nom=Dupond&prenom=J%E9r%F4me&mobile=0612345678&groupes=Groupe1,Clients+%A4`,
+    );
     const contactId = idIn(first, 'Contact created');
     const again = await legacy(server, 'addContact.do', { accessToken: t.key, nom: 'Dupond', mobile: '+33612345678', groupes: 'Groupe2', date: '01021990' });
     assert.equal(idIn(again, 'Contact updated'), contactId);
@@ -198,8 +219,14 @@ forEachDialect('Legacy HTTP 1.6: sub-accounts, API keys, contacts', (dialect) =>
       assert.match(a.text, detail);
     }
     // Groups belong to their organisation.
-    assert.match((await legacy(server, 'sendSMS.do', { accessToken: other.key, message: 'x', groupe: 'Groupe1' })).text, /^35 \| .*no contact group named "Groupe1"/);
+    assert.match(
+      (await legacy(server, 'sendSMS.do', { accessToken: other.key, message: 'x', groupe: 'Groupe1' })).text,
+      /^35 \| .*no contact group named "Groupe1"/,
+    );
     const voice = await createTenant(server, { type: 'VOICE', balance: 1 });
-    assert.match((await legacy(server, 'sendVoiceMessage.do', { accessToken: voice.key, message: 'x', groupe: 'Groupe1' })).text, /^35 \| .*groupe: contact groups are for sendSMS.do/);
+    assert.match(
+      (await legacy(server, 'sendVoiceMessage.do', { accessToken: voice.key, message: 'x', groupe: 'Groupe1' })).text,
+      /^35 \| .*groupe: contact groups are for sendSMS.do/,
+    );
   });
 });

@@ -19,7 +19,10 @@ test('codes that depend on the operation: 61 for a message, 41 for an account, 4
   assert.deepEqual([legacyFailureOf(notFound).code, legacyFailureOf(notFound, 'account').code, legacyFailureOf(notFound, 'newAccount').code], [61, 41, 61]);
   assert.deepEqual([legacyFailureOf(conflict).code, legacyFailureOf(conflict, 'account').code, legacyFailureOf(conflict, 'newAccount').code], [35, 35, 41]);
   const taken = legacyFailureOf(conflict, 'newAccount');
-  assert.deepEqual([taken.httpStatus, taken.line, taken.description], [409, '41 | Login already taken: newPseudo: taken', 'Login already taken: newPseudo: taken']);
+  assert.deepEqual(
+    [taken.httpStatus, taken.line, taken.description],
+    [409, '41 | Login already taken: newPseudo: taken', 'Login already taken: newPseudo: taken'],
+  );
 });
 
 test('list and key dates in the organisation’s time zone; dates of birth', () => {

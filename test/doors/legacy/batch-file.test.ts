@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CoreError } from '../../../src/core/errors.ts';
-import { MAX_BATCH_ROWS, parseBatchFile, parseCsv } from '../../../src/doors/legacy/csv.ts';
+import { MAX_BATCH_ROWS, parseBatchFile } from '../../../src/doors/legacy/csv.ts';
 import { boundaryOf, headerParams, parseMultipart } from '../../../src/doors/legacy/multipart.ts';
 
 const isError = (field: string, reason: RegExp) => (e: unknown) => e instanceof CoreError && e.field === field && reason.test(e.reason);
 
 test('batch file: ; separated, with a header, quoted fields with separators, quotes and line breaks', () => {
-  const rows = parseBatchFile('numero;message;emetteur;ref\r\n33612345678;Bonjour, ça va ?;SHOP;r1\r\n"0612345679";"Deux; lignes\r\nici, ""oui""";;\r\n\r\n33612345670;Sans émetteur\n');
+  const rows = parseBatchFile(
+    'numero;message;emetteur;ref\r\n33612345678;Bonjour, ça va ?;SHOP;r1\r\n"0612345679";"Deux; lignes\r\nici, ""oui""";;\r\n\r\n33612345670;Sans émetteur\n',
+  );
   assert.deepEqual(rows, [
     { line: 2, numero: '33612345678', message: 'Bonjour, ça va ?', emetteur: 'SHOP', ref: 'r1' },
     { line: 3, numero: '0612345679', message: 'Deux; lignes\r\nici, "oui"', emetteur: '', ref: '' },
@@ -16,7 +18,9 @@ test('batch file: ; separated, with a header, quoted fields with separators, quo
 });
 
 test('batch file: the manual’s comma-separated example, quoted header and all', () => {
-  const rows = parseBatchFile('"numero","message","emetteur"\n"33612345678","This is the body of the message 1, test fichier CSV","RDV","ref123"\n33612345679,"Body 2, test",""\n');
+  const rows = parseBatchFile(
+    '"numero","message","emetteur"\n"33612345678","This is the body of the message 1, test fichier CSV","RDV","ref123"\n33612345679,"Body 2, test",""\n',
+  );
   assert.deepEqual(rows, [
     { line: 2, numero: '33612345678', message: 'This is the body of the message 1, test fichier CSV', emetteur: 'RDV', ref: 'ref123' },
     { line: 3, numero: '33612345679', message: 'Body 2, test', emetteur: '', ref: '' },
@@ -39,19 +43,17 @@ test('batch file errors name the line', () => {
   assert.throws(() => parseBatchFile('33612345678;x\n'.repeat(MAX_BATCH_ROWS + 1)), isError('fichier', /at most 10000 rows/));
 });
 
-test('csv records keep empty fields and count lines inside quoted fields', () => {
-  assert.deepEqual(parseCsv('a;;c\r\n"x\ny";z\nlast', ';'), [
-    { line: 1, fields: ['a', '', 'c'] },
-    { line: 2, fields: ['x\ny', 'z'] },
-    { line: 4, fields: ['last'] },
-  ]);
-});
-
 test('multipart: boundary, fields and files as bytes', () => {
   assert.equal(boundaryOf('multipart/form-data; boundary=----abc'), '----abc');
   assert.equal(boundaryOf('multipart/form-data; charset=utf-8; boundary="a b"'), 'a b');
   assert.equal(boundaryOf('multipart/form-data'), null);
-  assert.deepEqual([...headerParams('form-data; name="fichier"; filename="a \\"b\\".csv"')], [['name', 'fichier'], ['filename', 'a "b".csv']]);
+  assert.deepEqual(
+    [...headerParams('form-data; name="fichier"; filename="a \\"b\\".csv"')],
+    [
+      ['name', 'fichier'],
+      ['filename', 'a "b".csv'],
+    ],
+  );
 
   const body = Buffer.concat([
     Buffer.from('preamble\r\n--XyZ\r\nContent-Disposition: form-data; name="accessToken"\r\n\r\nkey\r\n--XyZ\r\n'),

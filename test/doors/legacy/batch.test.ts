@@ -11,7 +11,11 @@ function multipart(fields: Record<string, string>, file: Buffer | null, filename
     parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   if (file) {
-    parts.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="fichier"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n`), file, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="fichier"; filename="${filename}"\r\nContent-Type: text/csv\r\n\r\n`),
+      file,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${BOUNDARY}--\r\n`));
   return Buffer.concat(parts);
@@ -68,7 +72,10 @@ forEachDialect('Legacy HTTP 1.6: sendSMSBatch.do', (dialect) => {
     // It is one send to smsStatus.do and smsList.do.
     const status = await fetch(`${server.url}/http/1.6/smsStatus.do?accessToken=${encodeURIComponent(t.key)}&smsID=${m[1]}`);
     assert.match(await status.text(), /^\d+ \| /);
-    const list = await (await fetch(`${server.url}/http/1.6/smsList.do?accessToken=${encodeURIComponent(t.key)}`)).text();
+    // smsList.do answers in the legacy charset, ISO-8859-15, as the file came.
+    const answer = await fetch(`${server.url}/http/1.6/smsList.do?accessToken=${encodeURIComponent(t.key)}`);
+    assert.equal(answer.headers.get('content-type'), 'text/plain; charset=ISO-8859-15');
+    const list = new TextDecoder('iso-8859-15').decode(await answer.arrayBuffer());
     assert.match(list, new RegExp(`^${m[1]} \\| .* \\| Café € 2 \\| 33612345671 \\| 0\\.135 \\| 3$`));
   });
 
@@ -76,7 +83,14 @@ forEachDialect('Legacy HTTP 1.6: sendSMSBatch.do', (dialect) => {
     const t = await createTenant(server, { balance: 1 });
     const form = new FormData();
     form.append('accessToken', t.key);
-    form.append('fichier', new Blob(['"numero","message","emetteur"\n"33612345678","This is the body of the message 1, test fichier CSV","RDV","ref123"\n33612345679,"Body 2, test",""\n'], { type: 'text/csv' }), 'fichier.csv');
+    form.append(
+      'fichier',
+      new Blob(
+        ['"numero","message","emetteur"\n"33612345678","This is the body of the message 1, test fichier CSV","RDV","ref123"\n33612345679,"Body 2, test",""\n'],
+        { type: 'text/csv' },
+      ),
+      'fichier.csv',
+    );
     const res = await fetch(`${server.url}/http/1.6/sendSMSBatch.do`, { method: 'POST', body: form });
     const text = await res.text();
     const m = ACCEPTED.exec(text);
@@ -94,7 +108,9 @@ forEachDialect('Legacy HTTP 1.6: sendSMSBatch.do', (dialect) => {
     assert.ok(u);
     const [unicode] = await messagesOf(t, u[1]!);
     assert.equal(unicode.body.text, 'Grüße ☺');
-    const nine = ACCEPTED.exec((await batch(server, `accessToken=${encodeURIComponent(t.key)}&classe_msg=9`, multipart({}, Buffer.from('33612345678;€ only\n', 'utf8')))).text);
+    const nine = ACCEPTED.exec(
+      (await batch(server, `accessToken=${encodeURIComponent(t.key)}&classe_msg=9`, multipart({}, Buffer.from('33612345678;€ only\n', 'utf8')))).text,
+    );
     assert.ok(nine);
     const [forced] = await messagesOf(t, nine[1]!);
     assert.deepEqual([forced.body.text, forced.body.encoding], ['€ only', 'UNICODE']);
@@ -129,7 +145,11 @@ forEachDialect('Legacy HTTP 1.6: sendSMSBatch.do', (dialect) => {
     const broken = await batch(server, key, Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="fichier"; filename="a"\r\n\r\n33612345678;x`));
     assert.equal(broken.status, 400);
     assert.match(broken.text, /^35 \| .*multipart\/form-data body is malformed/);
-    const otherFile = await batch(server, key, Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="photo"; filename="a.jpg"\r\n\r\nxx\r\n--${BOUNDARY}--\r\n`));
+    const otherFile = await batch(
+      server,
+      key,
+      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="photo"; filename="a.jpg"\r\n\r\nxx\r\n--${BOUNDARY}--\r\n`),
+    );
     assert.equal(otherFile.status, 400);
     assert.match(otherFile.text, /^35 \| .*photo: only the fichier part may be a file/);
     assert.equal((await request(server, 'GET', '/sms/v1/messages', { key: t.key })).body.items.length, 0);

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CoreError } from '../../../src/core/errors.ts';
-import { charsetNamed, decodeIso885915, decodeValue, parseUrlEncoded, percentDecode, requestCharset } from '../../../src/doors/legacy/charset.ts';
+import {
+  answerCharset,
+  charsetNamed,
+  decodeIso885915,
+  decodeValue,
+  encodeText,
+  parseUrlEncoded,
+  percentDecode,
+  requestCharset,
+} from '../../../src/doors/legacy/charset.ts';
 
 const bytes = (...b: number[]) => Uint8Array.from(b);
 const ascii = (s: string) => Buffer.from(s, 'latin1');
@@ -24,7 +33,13 @@ test('url-encoded pairs keep their bytes, in order, with empty values and names'
   const pairs = parseUrlEncoded(ascii('message=caf%E9&numero=336&&flag&=x&a=1=2'));
   assert.deepEqual(
     pairs.map((p) => [Buffer.from(p.name).toString('latin1'), Buffer.from(p.value).toString('latin1')]),
-    [['message', 'caf\u00e9'], ['numero', '336'], ['flag', ''], ['', 'x'], ['a', '1=2']],
+    [
+      ['message', 'caf\u00e9'],
+      ['numero', '336'],
+      ['flag', ''],
+      ['', 'x'],
+      ['a', '1=2'],
+    ],
   );
 });
 
@@ -64,7 +79,34 @@ test('which charset a request says: charset wins, then classe_msg=9, then the Co
   assert.equal(requestCharset({ charset: 'ISO-8859-15', classe_msg: '9' }).charset, 'iso-8859-15');
   assert.equal(requestCharset({ charset: 'utf8' }, 'iso-8859-1').charset, 'utf-8');
   assert.equal(requestCharset({ charset: ' ' }).charset, 'auto');
-  assert.throws(() => requestCharset({ charset: 'UTF-16' }), (e: unknown) => e instanceof CoreError && e.field === 'charset');
+  assert.throws(
+    () => requestCharset({ charset: 'UTF-16' }),
+    (e: unknown) => e instanceof CoreError && e.field === 'charset',
+  );
   assert.equal(charsetNamed('"Latin1"'), 'iso-8859-1');
   assert.equal(charsetNamed('windows-1252'), null);
+});
+
+test('answers: ISO-8859-15 bytes round-trip its characters, and what it lacks is ?', () => {
+  assert.deepEqual([...encodeText('café €ŠšŽžŒœŸ', 'iso-8859-15')], [0x63, 0x61, 0x66, 0xe9, 0x20, 0xa4, 0xa6, 0xa8, 0xb4, 0xb8, 0xbc, 0xbd, 0xbe]);
+  // ¤ ¦ ¨ ´ ¸ ¼ ½ ¾ are Latin-1's, replaced in ISO-8859-15; an emoji is one character, one ?.
+  assert.equal(encodeText('¤¦¨´¸¼½¾', 'iso-8859-15').toString('latin1'), '????????');
+  assert.equal(encodeText('a🙂b', 'iso-8859-15').toString('latin1'), 'a?b');
+  assert.equal(encodeText('€¤é', 'iso-8859-1').toString('latin1'), '?¤é');
+  assert.equal(encodeText('€🙂', 'utf-8').toString('utf8'), '€🙂');
+  for (let b = 0x20; b <= 0xff; b++) {
+    if (b >= 0x7f && b < 0xa0) continue;
+    const ch = decodeIso885915(Uint8Array.of(b));
+    assert.deepEqual([...encodeText(ch, 'iso-8859-15')], [b], `byte ${b.toString(16)}`);
+  }
+});
+
+test('the charset of an answer: the charset parameter, then the Content-Type’s, then the operation’s', () => {
+  assert.equal(answerCharset(undefined, null, 'iso-8859-15'), 'iso-8859-15');
+  assert.equal(answerCharset(' ', null, 'utf-8'), 'utf-8');
+  assert.equal(answerCharset('utf8', 'iso-8859-1', 'iso-8859-15'), 'utf-8');
+  assert.equal(answerCharset(undefined, 'utf-8', 'iso-8859-15'), 'utf-8');
+  assert.equal(answerCharset('Latin-9', null, 'utf-8'), 'iso-8859-15');
+  // An unknown charset is an error, answered in UTF-8.
+  assert.equal(answerCharset('UTF-16', null, 'iso-8859-15'), 'utf-8');
 });

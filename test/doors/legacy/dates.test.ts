@@ -26,7 +26,20 @@ describe('legacy send date (date_envoi)', () => {
   });
 
   it('refuses other forms and impossible dates', () => {
-    for (const bad of ['', '2030-01-15', '15/01/2030', '1501203', '15012030-1030', '15012030-10:3', '32012030', '29022031', '15132030', '15012030-24:00', '15012030-10:60', 'abcdefgh']) {
+    for (const bad of [
+      '',
+      '2030-01-15',
+      '15/01/2030',
+      '1501203',
+      '15012030-1030',
+      '15012030-10:3',
+      '32012030',
+      '29022031',
+      '15132030',
+      '15012030-24:00',
+      '15012030-10:60',
+      'abcdefgh',
+    ]) {
       assert.equal(parseLegacySendDate(bad), null, bad);
     }
     assert.equal(parseLegacySendDate('29022032'), utc('2032-02-28T23:00:00Z'), 'a leap day exists in 2032');

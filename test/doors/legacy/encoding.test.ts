@@ -65,7 +65,9 @@ forEachDialect('Legacy HTTP 1.6: ISO-8859-15 and UTF-8 text', (dialect) => {
     const both = await sent(`message=ignored&numero=33612345678`, { body: `${token()}&message=%C9t%E9` });
     assert.equal(both.body.text, 'Été');
     // Parameters of any name, repeated or not, are only parameters.
-    const odd = await sent(`${token()}&message=ok&numero=33612345678&toString=a&toString=b&__proto__=x&constructor=y`, { body: 'hasOwnProperty=z&__proto__=w' });
+    const odd = await sent(`${token()}&message=ok&numero=33612345678&toString=a&toString=b&__proto__=x&constructor=y`, {
+      body: 'hasOwnProperty=z&__proto__=w',
+    });
     assert.equal(odd.body.text, 'ok');
   });
 
@@ -91,10 +93,16 @@ forEachDialect('Legacy HTTP 1.6: ISO-8859-15 and UTF-8 text', (dialect) => {
     const unknown = await call(server, 'sendSMS.do', `${token()}&charset=UTF-16&message=x&numero=33612345678`);
     assert.equal(unknown.status, 400);
     assert.match(unknown.text, /^35 \| .*charset: must be UTF-8, ISO-8859-15 or ISO-8859-1, got "UTF-16"$/);
-    const declared = await call(server, 'sendSMS.do', '', { body: `${token()}&message=caf%E9&numero=33612345678`, contentType: 'application/x-www-form-urlencoded; charset=UTF-8' });
+    const declared = await call(server, 'sendSMS.do', '', {
+      body: `${token()}&message=caf%E9&numero=33612345678`,
+      contentType: 'application/x-www-form-urlencoded; charset=UTF-8',
+    });
     assert.equal(declared.status, 400);
     assert.match(declared.text, /^35 \| .*message: is not valid UTF-8 \(the Content-Type says UTF-8\)$/);
-    const latin = await sent('', { body: `${token()}&message=caf%E9&numero=33612345678`, contentType: 'application/x-www-form-urlencoded; charset=ISO-8859-15' });
+    const latin = await sent('', {
+      body: `${token()}&message=caf%E9&numero=33612345678`,
+      contentType: 'application/x-www-form-urlencoded; charset=ISO-8859-15',
+    });
     assert.equal(latin.body.text, 'café');
   });
 

@@ -42,7 +42,31 @@ function multipart(pairs: Array<[string, string]>): Buffer {
 }
 
 /** Raw, already percent-encoded values: malformed escapes, NUL, ISO-8859-15 and UTF-8 bytes, huge and odd numbers. */
-const EDGE_VALUES = ['', '%', '%zz', '%00', 'a%00b', 'caf%E9', 'caf%C3%A9', '%A4', '%FF%FE', '%ED%A0%80', '1e20', '-1', '0', '33612345678', '0611223344', '%2B33612345678', '31122099-25:61', '01012020', 'x'.repeat(2_000), '%F0%9F%98%80', 'null', '[]', '{}'];
+const EDGE_VALUES = [
+  '',
+  '%',
+  '%zz',
+  '%00',
+  'a%00b',
+  'caf%E9',
+  'caf%C3%A9',
+  '%A4',
+  '%FF%FE',
+  '%ED%A0%80',
+  '1e20',
+  '-1',
+  '0',
+  '33612345678',
+  '0611223344',
+  '%2B33612345678',
+  '31122099-25:61',
+  '01012020',
+  'x'.repeat(2_000),
+  '%F0%9F%98%80',
+  'null',
+  '[]',
+  '{}',
+];
 
 const encoded = fc.oneof(
   fc.constantFrom(...EDGE_VALUES),
@@ -58,7 +82,9 @@ forEachDialect('fuzz: every legacy operation', (dialect) => {
     server = await startTestServer(dialect);
     sms = await createTenant(server, { balance: 100, channel: { fromFieldList: ['Tern'] } });
     voice = await createTenant(server, { balance: 100, type: 'VOICE' });
-    const login = await fetch(`${server.url}/http/1.6/createSubAccount.do?accessToken=${encodeURIComponent(sms.key)}&newPseudo=fuzz-login&newPass=fuzz-login-pass`);
+    const login = await fetch(
+      `${server.url}/http/1.6/createSubAccount.do?accessToken=${encodeURIComponent(sms.key)}&newPseudo=fuzz-login&newPass=fuzz-login-pass`,
+    );
     assert.match(await login.text(), /^0 \| /);
   });
   after(() => server.stop());
@@ -92,7 +118,9 @@ forEachDialect('fuzz: every legacy operation', (dialect) => {
   };
 
   test(`random and malformed parameters, by GET and by form, never get a 5xx or a malformed answer (seed ${SEED})`, async () => {
-    const sent = await (await fetch(`${server.url}/http/1.6/sendSMS.do?accessToken=${encodeURIComponent(sms.key)}&message=Hi&numero=33612345678&date_envoi=01012035-10:00`)).text();
+    const sent = await (
+      await fetch(`${server.url}/http/1.6/sendSMS.do?accessToken=${encodeURIComponent(sms.key)}&message=Hi&numero=33612345678&date_envoi=01012035-10:00`)
+    ).text();
     smsId = /^0 \| [^|]+ \| (\S+)/.exec(sent)?.[1] ?? '';
     assert.ok(smsId, sent);
     const failures: string[] = [];
@@ -108,10 +136,19 @@ forEachDialect('fuzz: every legacy operation', (dialect) => {
       await fc.assert(
         fc.asyncProperty(params, async ({ token, pairs, method }) => {
           const key = token === 'sms' ? sms.key : token === 'voice' ? voice.key : token === 'bogus' ? 'not-a-key' : null;
-          const auth: Array<[string, string]> = key ? [['accessToken', encodeURIComponent(key)]] : token === 'login' ? [['pseudo', 'fuzz-login'], ['pass', 'fuzz-login-pass']] : [];
+          const auth: Array<[string, string]> = key
+            ? [['accessToken', encodeURIComponent(key)]]
+            : token === 'login'
+              ? [
+                  ['pseudo', 'fuzz-login'],
+                  ['pass', 'fuzz-login-pass'],
+                ]
+              : [];
           const replaced = new Set(pairs.map(([k]) => k));
           // Values of the valid request are percent-encoded already where they hold ISO-8859-15 bytes (Caf%E9).
-          const kept = Object.entries(valid).filter(([k]) => !replaced.has(k)).map(([k, v]): [string, string] => [k, op === 'sendSMSBatch.do' ? v : encodeURIComponent(v)]);
+          const kept = Object.entries(valid)
+            .filter(([k]) => !replaced.has(k))
+            .map(([k, v]): [string, string] => [k, op === 'sendSMSBatch.do' ? v : encodeURIComponent(v)]);
           const all = [...auth, ...kept, ...pairs];
           const query = all.map(([k, v]) => `${k}=${v}`).join('&');
           const path = `${server.url}/http/${JSON_OPERATIONS.has(op) ? '2.0' : '1.6'}/${op}`;
@@ -149,8 +186,17 @@ forEachDialect('fuzz: every legacy operation', (dialect) => {
     }
     process.stdout.write(`# ${dialect}: ${[...codes].map(([k, n]) => `${k}×${n}`).join(', ')}\n`);
     assert.deepEqual(failures.slice(0, 20), [], `${failures.length} bad answers`);
-    assert.ok([...codes.keys()].some((k) => k.startsWith('sendSMS.do 0')), 'some sends get through');
-    assert.ok([...codes.keys()].some((k) => k.startsWith('sendSMSBatch.do 0')), 'some batches get through');
-    assert.ok([...codes.keys()].some((k) => k === 'createAuthorisation.do key'), 'some keys are made');
+    assert.ok(
+      [...codes.keys()].some((k) => k.startsWith('sendSMS.do 0')),
+      'some sends get through',
+    );
+    assert.ok(
+      [...codes.keys()].some((k) => k.startsWith('sendSMSBatch.do 0')),
+      'some batches get through',
+    );
+    assert.ok(
+      [...codes.keys()].some((k) => k === 'createAuthorisation.do key'),
+      'some keys are made',
+    );
   });
 });

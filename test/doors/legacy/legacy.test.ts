@@ -2,14 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { formatLegacyReportDate } from '../../../src/doors/legacy/dates.ts';
 import { type ReceivedRequest, startReceiver, type Receiver } from '../../support/receiver.ts';
-import {
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
 
 interface LegacyAnswer {
@@ -80,7 +73,13 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
 
   test('sendSMS.do by GET and POST: 0 | Accepted | smsID, the same message as REST', async () => {
     const t = await createTenant(server, { balance: 1, channel: { defaultFromField: 'ACME', fromFieldList: ['ACME', 'SHOP'] } });
-    const get = await legacy(server, 'sendSMS.do', { accessToken: t.key, message: 'Bonjour {monde}', numero: '0612345678', emetteur: 'SHOP', refClient: 'r-1' });
+    const get = await legacy(server, 'sendSMS.do', {
+      accessToken: t.key,
+      message: 'Bonjour {monde}',
+      numero: '0612345678',
+      emetteur: 'SHOP',
+      refClient: 'r-1',
+    });
     assertLine(get, 200, ACCEPTED);
     const m = (await request(server, 'GET', `/sms/v1/messages/${idOf(get)}`, { key: t.key })).body;
     assert.equal(m.recipient.to, '33612345678');
@@ -120,7 +119,11 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
     assert.equal(noStop.body.text, long, 'stop=1 adds nothing when the mention would make a second SMS');
     assert.equal(noStop.body.messagePartCount, 1);
 
-    assertLine(await legacy(server, 'sendSMS.do', { accessToken: t.key, message: 'y'.repeat(400), numero: '33612345678', nbr_msg: '2' }), 400, /^35 \| .*message: needs 3 SMS, more than nbr_msg \(2\)/);
+    assertLine(
+      await legacy(server, 'sendSMS.do', { accessToken: t.key, message: 'y'.repeat(400), numero: '33612345678', nbr_msg: '2' }),
+      400,
+      /^35 \| .*message: needs 3 SMS, more than nbr_msg \(2\)/,
+    );
     assertLine(await legacy(server, 'sendSMS.do', { accessToken: t.key, message: 'y'.repeat(400), numero: '33612345678' }), 200, ACCEPTED);
 
     const year = new Date().getUTCFullYear() + 1;
@@ -152,7 +155,10 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
       [{ ...ok, stop: '3' }, /stop: must be 1 or 2/],
       [{ ...ok, notification_url: 'not a url' }, /notification_url: must be an absolute URL/],
       [{ ...ok, notification_url_reponse: 'ftp://x/y' }, /notification_url_reponse: must be an http or https URL/],
-      [{ ...ok, numero: Array.from({ length: 301 }, (_, i) => `336123${String(i).padStart(5, '0')}`).join(',') }, /numero: at most 300 numbers per GET request/],
+      [
+        { ...ok, numero: Array.from({ length: 301 }, (_, i) => `336123${String(i).padStart(5, '0')}`).join(',') },
+        /numero: at most 300 numbers per GET request/,
+      ],
     ];
     for (const [params, detail] of cases) {
       const a = await legacy(server, 'sendSMS.do', params);
@@ -165,7 +171,11 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
 
     assertLine(await legacy(server, 'sendSMS.do', { message: 'x', numero: '33612345678' }), 401, /^32 \| Authentication error: accessToken: is required$/);
     assertLine(await legacy(server, 'sendSMS.do', { ...ok, accessToken: 'nope' }), 401, /^32 \| Authentication error: accessToken: unknown API key$/);
-    assertLine(await legacy(server, 'sendSMS.do', { ...ok, accessToken: voice.key }), 403, /^32 \| .*needs the key of a SMS channel; this key belongs to a VOICE channel/);
+    assertLine(
+      await legacy(server, 'sendSMS.do', { ...ok, accessToken: voice.key }),
+      403,
+      /^32 \| .*needs the key of a SMS channel; this key belongs to a VOICE channel/,
+    );
     assertLine(await legacy(server, 'sendVoiceMessage.do', { ...ok }), 403, /^32 \| .*needs the key of a VOICE channel; this key belongs to a SMS channel/);
     assertLine(await legacy(server, 'credit.do', {}), 401, /^32 \| /);
     const unknownOp = await fetch(`${server.url}/http/1.6/nothing.do`);
@@ -226,7 +236,9 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
     assertLine(await legacy(server, 'smsStatus.do', { accessToken: t.key, smsID: id }), 404, /^61 \| SMS not found/);
     assertLine(await legacy(server, 'deleteSMS.do', { accessToken: t.key, smsID: id }), 409, /^35 \| .*smsID: .* is not scheduled/);
 
-    const group = idOf(await legacy(server, 'sendSMS.do', { accessToken: t.key, message: 'Later', numero: '33612345678,33612345679', date_envoi: `0101${year}` }));
+    const group = idOf(
+      await legacy(server, 'sendSMS.do', { accessToken: t.key, message: 'Later', numero: '33612345678,33612345679', date_envoi: `0101${year}` }),
+    );
     assertLine(await legacy(server, 'deleteSMS.do', { accessToken: t.key, smsID: group }, 'POST'), 200, /^0 \| Deleted/);
     assert.equal(await balance(server, t.organisationId), 1);
 
@@ -242,7 +254,12 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
     assertLine(await legacy(server, 'credit.do', { accessToken: parent.key }), 200, /^25\.5$/);
     assertLine(await legacy(server, 'credit.do', { accessToken: child.key }, 'POST'), 200, /^0\.0$/);
 
-    const done = await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId, creditAmount: '10', reference: 'monthly' });
+    const done = await legacy(server, 'creditTransfert.do', {
+      accessToken: parent.key,
+      targetPseudo: child.organisationId,
+      creditAmount: '10',
+      reference: 'monthly',
+    });
     const m = new RegExp(`^0 \\| Transfer done \\| ${ID}$`).exec(done.text);
     assert.ok(m, done.text);
     assertLine(await legacy(server, 'credit.do', { accessToken: parent.key }), 200, /^15\.5$/);
@@ -253,11 +270,31 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
     assert.equal(rest.body.reference, 'monthly');
     assert.equal(rest.body.organisationDestination.organisationId, child.organisationId);
 
-    assertLine(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId, creditAmount: '16' }), 409, /^33 \| Insufficient credit/);
-    assertLine(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: stranger.organisationId, creditAmount: '1' }), 404, /^41 \| /);
-    assertLine(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: 'nobody', creditAmount: '1' }), 404, /^41 \| .*targetPseudo/);
-    assertLine(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId, creditAmount: '1.5' }), 400, /^35 \| .*creditAmount: must be a whole positive number/);
-    assertLine(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId }), 400, /^35 \| .*creditAmount: is required/);
+    assertLine(
+      await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId, creditAmount: '16' }),
+      409,
+      /^33 \| Insufficient credit/,
+    );
+    assertLine(
+      await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: stranger.organisationId, creditAmount: '1' }),
+      404,
+      /^41 \| /,
+    );
+    assertLine(
+      await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: 'nobody', creditAmount: '1' }),
+      404,
+      /^41 \| .*targetPseudo/,
+    );
+    assertLine(
+      await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId, creditAmount: '1.5' }),
+      400,
+      /^35 \| .*creditAmount: must be a whole positive number/,
+    );
+    assertLine(
+      await legacy(server, 'creditTransfert.do', { accessToken: parent.key, targetPseudo: child.organisationId }),
+      400,
+      /^35 \| .*creditAmount: is required/,
+    );
     assertLine(await legacy(server, 'creditTransfert.do', { accessToken: parent.key, creditAmount: '1' }), 400, /^35 \| .*targetPseudo: is required/);
     const user = await createTenant(server, { balance: 5, roles: ['USER'] });
     assertLine(await legacy(server, 'creditTransfert.do', { accessToken: user.key, targetPseudo: child.organisationId, creditAmount: '1' }), 403, /^32 \| /);
@@ -350,7 +387,15 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
       const a = await legacy(
         server,
         'sendVoiceMessage.do',
-        { accessToken: t.key, message: 'Your appointment is tomorrow at ten.', numero, title: 'Clinic', language: 'en-GB', refClient: 'v-1', notification_url: `${receiver.url}/voice-dlr` },
+        {
+          accessToken: t.key,
+          message: 'Your appointment is tomorrow at ten.',
+          numero,
+          title: 'Clinic',
+          language: 'en-GB',
+          refClient: 'v-1',
+          notification_url: `${receiver.url}/voice-dlr`,
+        },
         numero === '0612340001' ? 'POST' : 'GET',
       );
       assertLine(a, 200, ACCEPTED);
@@ -380,7 +425,12 @@ forEachDialect('Legacy HTTP 1.6', (dialect) => {
 
     // Several numbers, a date: one smsID, scheduled.
     const year = new Date().getUTCFullYear() + 1;
-    const group = await legacy(server, 'sendVoiceMessage.do', { accessToken: t.key, message: 'Bonjour', numero: '0612345678,0612345679', date_envoi: `0201${year}` });
+    const group = await legacy(server, 'sendVoiceMessage.do', {
+      accessToken: t.key,
+      message: 'Bonjour',
+      numero: '0612345678,0612345679',
+      date_envoi: `0201${year}`,
+    });
     const groupId = idOf(group);
     assertLine(await legacy(server, 'smsStatus.do', { accessToken: t.key, smsID: groupId }), 200, /^10 \| Scheduled$/);
     assertLine(await legacy(server, 'compteRendu.do', { accessToken: t.key, smsID: groupId }), 200, /^33612345678 10 \| 33612345679 10$/);

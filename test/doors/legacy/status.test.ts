@@ -1,21 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  LEGACY_STATUS_CODES,
-  legacyGroupStatus,
-  legacyStatusDescription,
-  legacyStatusOf,
-  restStatusOfLegacy,
-} from '../../../src/doors/legacy/status.ts';
-import { MESSAGE_STATUSES, type MessageStatus, type StatusDetail } from '../../../src/core/domain/status.ts';
+import { LEGACY_STATUS_CODES, legacyGroupStatus, legacyStatusDescription, legacyStatusOf, restStatusOfLegacy } from '../../../src/doors/legacy/status.ts';
+import { MESSAGE_STATUSES, type MessageStatus, type StatusDetail } from '../../../src/domain/status.ts';
 
 const code = (status: MessageStatus, detail: string | null = null, type = 'SMS') => legacyStatusOf(status, detail, type)?.code ?? null;
 
 describe('legacy status table', () => {
   it('lists every code of the legacy annex once', () => {
     const annex = [
-      0, 1, 2, 10, 11, 12, 13, 14, 15, 16, 21, 22, 33, 34, 35, 36, 37, 38, 50, 100, 101, 3501, 3502, 3503, 3504, 3521, 3522,
-      3523, 3524, 3525, 3526, 3527, 3560, 3599, 3998, 3999,
+      0, 1, 2, 10, 11, 12, 13, 14, 15, 16, 21, 22, 33, 34, 35, 36, 37, 38, 50, 100, 101, 3501, 3502, 3503, 3504, 3521, 3522, 3523, 3524, 3525, 3526, 3527, 3560,
+      3599, 3998, 3999,
     ];
     assert.deepEqual([...LEGACY_STATUS_CODES], annex);
     for (const c of annex) assert.ok(legacyStatusDescription(c), `code ${c} has a description`);
@@ -85,7 +79,18 @@ describe('legacy status table', () => {
   });
 
   it('round-trips: the code answered for a status reads back as that status', () => {
-    const details: Array<StatusDetail | null> = [null, 'EXPIRED', 'INVALID_PHONE_NUMBER', 'BLACKLISTED', 'INSUFFICIENT_CREDIT', 'NOT_ROUTABLE', 'SPAM', 'REJECTED', 'OPERATOR_ERROR', 'BUSY'];
+    const details: Array<StatusDetail | null> = [
+      null,
+      'EXPIRED',
+      'INVALID_PHONE_NUMBER',
+      'BLACKLISTED',
+      'INSUFFICIENT_CREDIT',
+      'NOT_ROUTABLE',
+      'SPAM',
+      'REJECTED',
+      'OPERATOR_ERROR',
+      'BUSY',
+    ];
     for (const status of MESSAGE_STATUSES) {
       for (const detail of details) {
         for (const type of ['SMS', 'VOICE']) {

@@ -2,15 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { type Receiver, startReceiver } from '../../support/receiver.ts';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
 
 const FR_SMS = 0.045;
@@ -76,8 +68,11 @@ forEachDialect('campaign and channel tree', (dialect) => {
     assert.deepEqual(c.body, { text: 'Sale tomorrow' });
     assert.equal(c.channel.channelId, t.channelId);
     assert.equal(c.recipients, 3);
-    assert.deepEqual(c.counts, { accepted: 2, rejected: 1, byStatus: { SCHEDULED: 2 } });
-    assert.deepEqual(c.errors.map((e: any) => [e.index, e.errorCode, e.detail.split(':')[0]]), [[2, '400.003', 'body.recipients[2].to']]);
+    assert.deepEqual(c.counts, { accepted: 2, rejected: 1, byStatus: { SCHEDULED: 2 }, clicks: 0, links: 0, clickedLinks: 0 });
+    assert.deepEqual(
+      c.errors.map((e: any) => [e.index, e.errorCode, e.detail.split(':')[0]]),
+      [[2, '400.003', 'body.recipients[2].to']],
+    );
     assert.equal(c.href, `${server.url}/sms/v1/campaigns/${c.campaignId}`);
     assert.equal('cancellationDate' in c, false);
     assert.equal(await balance(server, t), round6(5 - 2 * FR_SMS));
@@ -116,7 +111,7 @@ forEachDialect('campaign and channel tree', (dialect) => {
     assertError(await addLate({ ...lateBody, refClient: 'other' }), 422, '422.001');
     const again = await request(server, 'GET', `/sms/v1/campaigns/${c.campaignId}`, { key: t.key });
     assert.equal(again.body.recipients, 5);
-    assert.deepEqual(again.body.counts, { accepted: 4, rejected: 1, byStatus: { SCHEDULED: 4 } });
+    assert.deepEqual(again.body.counts, { accepted: 4, rejected: 1, byStatus: { SCHEDULED: 4 }, clicks: 0, links: 0, clickedLinks: 0 });
 
     for (const path of [`/sms/v1/campaigns/${c.campaignId}`, `${ch}/campaigns/${c.campaignId}`]) {
       const items = await messagesOf(server, t.key, path);
@@ -130,7 +125,12 @@ forEachDialect('campaign and channel tree', (dialect) => {
     const t = await createTenant(server, { balance: 0.5 });
     const created = await request(server, 'POST', '/sms/v1/campaigns', {
       key: t.key,
-      body: { recipients: [{ to: '33612345678' }, { to: '33612345679', refClient: 'mine' }], body: { text: 'One part' }, refClient: 'old', sentDate: inHours(1) },
+      body: {
+        recipients: [{ to: '33612345678' }, { to: '33612345679', refClient: 'mine' }],
+        body: { text: 'One part' },
+        refClient: 'old',
+        sentDate: inHours(1),
+      },
     });
     assert.equal(created.status, 201, created.text);
     const id = created.body.campaignId;
@@ -147,7 +147,10 @@ forEachDialect('campaign and channel tree', (dialect) => {
     assert.deepEqual(items.map((m) => m.refClient).sort(), ['mine', 'new'], 'the inherited reference changed, its own did not');
     for (const m of items) assert.equal(await dueAt(server, m.messageId), Date.parse(later), 'dispatched at the new time');
     const validity = await server.app.store.db.selectFrom('messages').select(['send_at', 'validity_until']).where('campaign_id', '=', id).execute();
-    assert.ok(validity.every((v) => Number(v.validity_until) - Number(v.send_at) === 172_800_000), 'the validity moved with it');
+    assert.ok(
+      validity.every((v) => Number(v.validity_until) - Number(v.send_at) === 172_800_000),
+      'the validity moved with it',
+    );
 
     // Two parts now: each message costs one part more, charged on its own ledger row.
     const twoParts = 'x'.repeat(200);
@@ -155,7 +158,10 @@ forEachDialect('campaign and channel tree', (dialect) => {
     assert.equal(rebodied.status, 200, rebodied.text);
     assert.deepEqual(rebodied.body.body, { text: twoParts, stop: false });
     const after = await messagesOf(server, t.key, path);
-    assert.ok(after.every((m) => m.body.text === twoParts && m.body.messagePartCount === 2 && m.price.amount === 2 * FR_SMS), JSON.stringify(after[0]));
+    assert.ok(
+      after.every((m) => m.body.text === twoParts && m.body.messagePartCount === 2 && m.price.amount === 2 * FR_SMS),
+      JSON.stringify(after[0]),
+    );
     assert.equal(await balance(server, t), round6(0.5 - 4 * FR_SMS));
     assert.equal(await ledgerSum(server, t.organisationId), round6(0.5 - 4 * FR_SMS), 'balance equals the ledger');
 
@@ -223,11 +229,15 @@ forEachDialect('campaign and channel tree', (dialect) => {
     const more = await request(server, 'POST', `${nowPath}/messages`, { key: t.key, body: { recipient: { to: '33612345679' }, body: { text: 'Now' } } });
     assert.equal(more.status, 201, more.text);
     assert.equal(more.body.status.value, 'ENROUTE');
-    const done = await eventually(async () => {
-      const r = await request(server, 'GET', nowPath, { key: t.key });
-      return r.body.counts.byStatus.DELIVERED === 2 ? r.body : undefined;
-    }, 15_000, 'both messages delivered');
-    assert.deepEqual(done.counts, { accepted: 2, rejected: 0, byStatus: { DELIVERED: 2 } });
+    const done = await eventually(
+      async () => {
+        const r = await request(server, 'GET', nowPath, { key: t.key });
+        return r.body.counts.byStatus.DELIVERED === 2 ? r.body : undefined;
+      },
+      15_000,
+      'both messages delivered',
+    );
+    assert.deepEqual(done.counts, { accepted: 2, rejected: 0, byStatus: { DELIVERED: 2 }, clicks: 0, links: 0, clickedLinks: 0 });
   });
 
   test('channel checks: another channel id is 403 on every channel path, another tenant’s campaign is 404', async () => {
@@ -274,7 +284,11 @@ forEachDialect('campaign and channel tree', (dialect) => {
       ];
       for (const [method, path, body] of calls) assertError(await request(server, method, path, { key: a.key, body }), 404, '404.001');
       const list = await request(server, 'GET', `${base}/campaigns`, { key: a.key });
-      assert.deepEqual(list.body.items.map((c: any) => c.campaignId), [mine.body.campaignId], 'only its own campaigns');
+      assert.deepEqual(
+        list.body.items.map((c: any) => c.campaignId),
+        [mine.body.campaignId],
+        'only its own campaigns',
+      );
     }
     const untouched = await request(server, 'GET', `/sms/v1/campaigns/${theirs.body.campaignId}`, { key: b.key });
     assert.deepEqual([untouched.body.status, untouched.body.recipients], ['SCHEDULED', 1]);
@@ -332,11 +346,23 @@ forEachDialect('campaign and channel tree', (dialect) => {
     assert.equal(created.status, 201, created.text);
     const c = created.body;
     assert.deepEqual([c.status, c.channel.type, c.body], ['SCHEDULED', 'RCS', { type: 'TEXT', text: 'Hello' }]);
-    assert.deepEqual(c.counts, { accepted: 2, rejected: 0, byStatus: { SCHEDULED: 1, UNDELIVERED: 1 } });
+    assert.deepEqual(c.counts, { accepted: 2, rejected: 0, byStatus: { SCHEDULED: 1, UNDELIVERED: 1 }, clicks: 0, links: 0, clickedLinks: 0 });
     const list = await request(server, 'GET', '/rcs/v1/campaigns', { key: t.key });
-    assert.deepEqual(list.body.items.map((x: any) => x.campaignId), [c.campaignId]);
-    const fallbackSms = await server.app.store.db.selectFrom('messages').select(['id', 'status']).where('campaign_id', '=', c.campaignId).where('type', '=', 'SMS').execute();
-    assert.deepEqual(fallbackSms.map((m) => m.status), ['SCHEDULED'], 'the fallback SMS waits for the campaign time');
+    assert.deepEqual(
+      list.body.items.map((x: any) => x.campaignId),
+      [c.campaignId],
+    );
+    const fallbackSms = await server.app.store.db
+      .selectFrom('messages')
+      .select(['id', 'status'])
+      .where('campaign_id', '=', c.campaignId)
+      .where('type', '=', 'SMS')
+      .execute();
+    assert.deepEqual(
+      fallbackSms.map((m) => m.status),
+      ['SCHEDULED'],
+      'the fallback SMS waits for the campaign time',
+    );
     assert.equal(await balance(server, t), round6(2 - BASIC - FR_SMS));
 
     const added = await request(server, 'POST', `/rcs/v1/campaigns/${c.campaignId}/messages`, {
@@ -388,16 +414,25 @@ forEachDialect('campaign and channel tree', (dialect) => {
       },
     });
     assert.equal(r.status, 201, r.text);
-    const hooks = await eventually(() => {
-      const got = receiver.requests.filter((x) => x.url === '/campaign-status' && x.json?.campaignId === r.body.campaignId);
-      return got.length >= 2 ? got : undefined;
-    }, 15_000, 'both final statuses');
+    const hooks = await eventually(
+      () => {
+        const got = receiver.requests.filter((x) => x.url === '/campaign-status' && x.json?.campaignId === r.body.campaignId);
+        return got.length >= 2 ? got : undefined;
+      },
+      15_000,
+      'both final statuses',
+    );
     assert.deepEqual(hooks.map((h) => h.json.status.value).sort(), ['DELIVERED', 'UNDELIVERABLE']);
     const delivered = hooks.find((h) => h.json.status.value === 'DELIVERED')!.json;
     for (const absent of ['refClient', 'callbackUrlMo', 'from', 'originMessageId']) assert.equal(absent in delivered, false, absent);
     assert.equal('detail' in delivered.status, false);
 
-    assertError(await request(server, 'POST', '/sms/v1/campaigns', { key: t.key, body: { recipients: [], body: { text: 'x' } } }), 400, '400.001', /recipients/);
+    assertError(
+      await request(server, 'POST', '/sms/v1/campaigns', { key: t.key, body: { recipients: [], body: { text: 'x' } } }),
+      400,
+      '400.001',
+      /recipients/,
+    );
     assertError(
       await request(server, 'POST', `/sms/v1/channels/${t.channelId}/campaigns`, {
         key: t.key,
@@ -408,7 +443,10 @@ forEachDialect('campaign and channel tree', (dialect) => {
       /^body\.from/,
     );
     assertError(
-      await request(server, 'POST', '/sms/v1/campaigns', { key: t.key, body: { recipients: [{ to: '33612345678' }], body: { text: 'x' }, sentDate: 'tomorrow' } }),
+      await request(server, 'POST', '/sms/v1/campaigns', {
+        key: t.key,
+        body: { recipients: [{ to: '33612345678' }], body: { text: 'x' }, sentDate: 'tomorrow' },
+      }),
       400,
       '400.007',
     );
@@ -419,7 +457,11 @@ forEachDialect('campaign and channel tree', (dialect) => {
       '400.001',
       /^body\.body\.content/,
     );
-    const count = await server.app.store.db.selectFrom('campaigns').select((eb) => eb.fn.countAll<number>().as('n')).where('channel_id', '=', rcs.channelId).executeTakeFirstOrThrow();
+    const count = await server.app.store.db
+      .selectFrom('campaigns')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('channel_id', '=', rcs.channelId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 0, 'a bad request leaves no campaign behind');
   });
 });

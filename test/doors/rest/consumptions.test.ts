@@ -2,17 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { RollupBatch } from '../../../src/store/rollups.ts';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
-
 
 /** mulberry32: seeded, so a failing run can be replayed. */
 function seeded(seed: number): () => number {
@@ -49,7 +40,16 @@ function lastDayOfMonth(monthStart: string): string {
 
 /** What the records of a period type must say, computed from the facts alone, in the API's order. */
 function expectedRecords(facts: Fact[], periodType: PeriodType) {
-  const records = new Map<string, { channelId: string; startDate: string; quantity: number; amount: number; items: Map<string, { quantity: number; amount: number; statuses: Map<string, number> }> }>();
+  const records = new Map<
+    string,
+    {
+      channelId: string;
+      startDate: string;
+      quantity: number;
+      amount: number;
+      items: Map<string, { quantity: number; amount: number; statuses: Map<string, number> }>;
+    }
+  >();
   for (const f of facts) {
     const startDate = periodType === 'DAY' ? f.day : `${f.day.slice(0, 7)}-01`;
     const key = `${startDate}|${f.channelId}`;
@@ -196,8 +196,14 @@ forEachDialect('consumptions', (dialect) => {
     const facts = await scanMessages(server, org.organisationId);
     const statuses = new Set(facts.map((f) => f.status));
     for (const s of ['DELIVERED', 'UNDELIVERED', 'UNDELIVERABLE', 'SCHEDULED', 'CANCELLED']) assert.ok(statuses.has(s), `traffic has ${s}`);
-    assert.ok(facts.some((f) => f.quantity > 1), 'traffic has multipart messages');
-    assert.ok(facts.some((f) => f.mccMnc === ''), 'traffic has an unknown network');
+    assert.ok(
+      facts.some((f) => f.quantity > 1),
+      'traffic has multipart messages',
+    );
+    assert.ok(
+      facts.some((f) => f.mccMnc === ''),
+      'traffic has an unknown network',
+    );
 
     for (const periodType of ['DAY', 'MONTH'] as const) {
       const all = await allPages(server, org.key, `/commons/v1/consumptions?searchBy[periodType]=${periodType}`, 1);
@@ -213,14 +219,27 @@ forEachDialect('consumptions', (dialect) => {
       assert.deepEqual(comparable(own), expectedRecords(ownFacts, periodType), 'a USER key sees its own channel');
       const viaPath = await allPages(server, org.key, `/commons/v1/channels/${second.channelId}/consumptions?searchBy[periodType]=${periodType}`);
       assert.deepEqual(viaPath, own, 'the channel path gives the same records');
-      const filtered = await allPages(server, org.key, `/commons/v1/consumptions?searchBy[periodType]=${periodType}&searchBy[channel.channelId]=${org.channelId}`);
-      assert.deepEqual(comparable(filtered), expectedRecords(facts.filter((f) => f.channelId === org.channelId), periodType));
+      const filtered = await allPages(
+        server,
+        org.key,
+        `/commons/v1/consumptions?searchBy[periodType]=${periodType}&searchBy[channel.channelId]=${org.channelId}`,
+      );
+      assert.deepEqual(
+        comparable(filtered),
+        expectedRecords(
+          facts.filter((f) => f.channelId === org.channelId),
+          periodType,
+        ),
+      );
     }
 
     const month = await request(server, 'GET', '/commons/v1/consumptions', { key: org.key });
     assert.equal(month.status, 200);
     assert.deepEqual([month.body.page, month.body.pageSize], [1, 10]);
-    assert.ok(month.body.items.every((r: any) => r.periodType === 'MONTH' && r.type === 'SMS'), 'the default is monthly SMS');
+    assert.ok(
+      month.body.items.every((r: any) => r.periodType === 'MONTH' && r.type === 'SMS'),
+      'the default is monthly SMS',
+    );
     const sfr = month.body.items.flatMap((r: any) => r.items).find((i: any) => i.lookup.mccMnc === '20810');
     assert.deepEqual(sfr.lookup, { mccMnc: '20810', country: 'France', network: 'SFR' });
     const unknown = month.body.items.flatMap((r: any) => r.items).find((i: any) => i.lookup.mccMnc === undefined);
@@ -229,7 +248,12 @@ forEachDialect('consumptions', (dialect) => {
     const total = round6(month.body.items.reduce((s: number, r: any) => s + r.price.amount, 0));
     const admin = await request(server, 'GET', `/admin/v1/organisations/${org.organisationId}`, { key: server.adminKey });
     assert.equal(total, admin.body.monthlyConsumption, 'the organisation monthly consumption is the sum of its records');
-    const ledger = await db.selectFrom('ledger').select('amount').where('organisation_id', '=', org.organisationId).where('kind', 'in', ['CHARGE', 'REFUND']).execute();
+    const ledger = await db
+      .selectFrom('ledger')
+      .select('amount')
+      .where('organisation_id', '=', org.organisationId)
+      .where('kind', 'in', ['CHARGE', 'REFUND'])
+      .execute();
     assert.equal(total, round6(-ledger.reduce((s, r) => s + Number(r.amount), 0) / 1e6), 'and what the ledger charged, net of refunds');
 
     const record = month.body.items[0];
@@ -237,7 +261,11 @@ forEachDialect('consumptions', (dialect) => {
     assert.equal(one.status, 200, one.text);
     assert.deepEqual(one.body, record);
     const again = await request(server, 'GET', '/commons/v1/consumptions', { key: org.key });
-    assert.deepEqual(again.body.items.map((r: any) => r.consumptionId), month.body.items.map((r: any) => r.consumptionId), 'ids are stable');
+    assert.deepEqual(
+      again.body.items.map((r: any) => r.consumptionId),
+      month.body.items.map((r: any) => r.consumptionId),
+      'ids are stable',
+    );
 
     assert.deepEqual((await request(server, 'GET', '/commons/v1/consumptions?searchBy[channel.type]=RCS', { key: org.key })).body.items, []);
   });
@@ -276,22 +304,40 @@ forEachDialect('consumptions', (dialect) => {
       const all = await allPages(server, org.key, `/commons/v1/consumptions?searchBy[periodType]=${periodType}&startDate=${startDate}&endDate=${endDate}`, 7);
       assert.deepEqual(comparable(all), expectedRecords(facts, periodType), periodType);
       assert.equal(new Set(all.map((r) => r.consumptionId)).size, all.length, 'one id per record');
-      const looked = await allPages(server, org.key, `/commons/v1/consumptions?searchBy[periodType]=${periodType}&searchBy[channel.type]=LOOKUP&startDate=${startDate}`);
+      const looked = await allPages(
+        server,
+        org.key,
+        `/commons/v1/consumptions?searchBy[periodType]=${periodType}&searchBy[channel.type]=LOOKUP&startDate=${startDate}`,
+      );
       assert.deepEqual(comparable(looked), expectedRecords(lookups, periodType));
       assert.ok(looked.every((r) => r.type === 'LOOKUP'));
       const ids = new Set(all.map((r) => r.consumptionId));
-      assert.ok(looked.every((r) => !ids.has(r.consumptionId)), 'a LOOKUP record and an SMS record of the same period differ');
+      assert.ok(
+        looked.every((r) => !ids.has(r.consumptionId)),
+        'a LOOKUP record and an SMS record of the same period differ',
+      );
     }
 
     // A window that starts or ends inside a month still returns that month whole.
     const midMonth = `${dayOf(now - 40 * DAY_MS).slice(0, 7)}-15`;
     const partial = await request(server, 'GET', `/commons/v1/consumptions?startDate=${midMonth}&endDate=${midMonth}&pageSize=100`, { key: org.key });
-    const wantMonth = expectedRecords(facts.filter((f) => f.day.slice(0, 7) === midMonth.slice(0, 7)), 'MONTH');
+    const wantMonth = expectedRecords(
+      facts.filter((f) => f.day.slice(0, 7) === midMonth.slice(0, 7)),
+      'MONTH',
+    );
     assert.deepEqual(comparable(partial.body.items), wantMonth);
 
     const day = facts[0]!.day;
-    const oneDay = await request(server, 'GET', `/commons/v1/consumptions?searchBy[periodType]=DAY&startDate=${day}&endDate=${day}&pageSize=100`, { key: org.key });
-    assert.deepEqual(comparable(oneDay.body.items), expectedRecords(facts.filter((f) => f.day === day), 'DAY'));
+    const oneDay = await request(server, 'GET', `/commons/v1/consumptions?searchBy[periodType]=DAY&startDate=${day}&endDate=${day}&pageSize=100`, {
+      key: org.key,
+    });
+    assert.deepEqual(
+      comparable(oneDay.body.items),
+      expectedRecords(
+        facts.filter((f) => f.day === day),
+        'DAY',
+      ),
+    );
 
     // Default: the current month and the two before it.
     const firstMonth = (() => {
@@ -299,10 +345,25 @@ forEachDialect('consumptions', (dialect) => {
       return dayOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 2, 1));
     })();
     const recent = await allPages(server, org.key, '/commons/v1/consumptions');
-    assert.deepEqual(comparable(recent), expectedRecords(facts.filter((f) => f.day >= firstMonth), 'MONTH'));
+    assert.deepEqual(
+      comparable(recent),
+      expectedRecords(
+        facts.filter((f) => f.day >= firstMonth),
+        'MONTH',
+      ),
+    );
     const recentDays = await allPages(server, org.key, '/commons/v1/consumptions?searchBy[periodType]=DAY');
-    assert.deepEqual(comparable(recentDays), expectedRecords(facts.filter((f) => f.day >= firstMonth), 'DAY'));
-    assert.ok(facts.some((f) => f.day < firstMonth), 'older history exists and was left out');
+    assert.deepEqual(
+      comparable(recentDays),
+      expectedRecords(
+        facts.filter((f) => f.day >= firstMonth),
+        'DAY',
+      ),
+    );
+    assert.ok(
+      facts.some((f) => f.day < firstMonth),
+      'older history exists and was left out',
+    );
 
     const old = await request(server, 'GET', '/commons/v1/consumptions?startDate=2001-01-01&endDate=2001-12-31', { key: org.key });
     assert.deepEqual(old.body.items, []);
@@ -314,7 +375,9 @@ forEachDialect('consumptions', (dialect) => {
       assert.deepEqual(got.body, r);
     }
     const lookupRecord = (await allPages(server, org.key, `/commons/v1/consumptions?searchBy[channel.type]=LOOKUP&startDate=${startDate}`))[0];
-    const gotLookup = await request(server, 'GET', `/commons/v1/channels/${lookupRecord.channel.channelId}/consumptions/${lookupRecord.consumptionId}`, { key: org.key });
+    const gotLookup = await request(server, 'GET', `/commons/v1/channels/${lookupRecord.channel.channelId}/consumptions/${lookupRecord.consumptionId}`, {
+      key: org.key,
+    });
     assert.deepEqual(gotLookup.body, lookupRecord);
     assertError(
       await request(server, 'GET', `/commons/v1/channels/${org.channelId}/consumptions/${randomUUID()}`, { key: org.key }),
@@ -348,11 +411,7 @@ forEachDialect('consumptions', (dialect) => {
     );
     assertError(await request(server, 'GET', `/commons/v1/channels/${org.channelId}/consumptions`, { key: user.key }), 404, '404.001');
     assertError(await request(server, 'GET', `/commons/v1/channels/${stranger.channelId}/consumptions`, { key: org.key }), 404, '404.001');
-    assertError(
-      await request(server, 'GET', `/commons/v1/consumptions?searchBy[channel.channelId]=${stranger.channelId}`, { key: org.key }),
-      404,
-      '404.001',
-    );
+    assertError(await request(server, 'GET', `/commons/v1/consumptions?searchBy[channel.channelId]=${stranger.channelId}`, { key: org.key }), 404, '404.001');
     assert.equal((await request(server, 'GET', `/commons/v1/channels/${user.channelId}/consumptions`, { key: org.key })).status, 200);
     assert.equal((await request(server, 'GET', `/commons/v1/channels/${user.channelId}/consumptions`, { key: user.key })).status, 200);
 

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { migrations } from '../../../src/store/migrations/index.ts';
 import { assertError, createTenant, forEachDialect, request, startTestServer, type TestServer } from '../../support/server.ts';
-
 
 forEachDialect('foundation', (dialect) => {
   let server: TestServer;
@@ -119,7 +120,10 @@ forEachDialect('foundation', (dialect) => {
     const admin = server.adminKey;
     assertError(await request(server, 'POST', '/admin/v1/organisations', { key: admin, body: {} }), 400, '400.001', /body\.name/);
     assertError(
-      await request(server, 'POST', '/admin/v1/organisations', { key: admin, body: { name: 'x', parentOrganisationId: '0190a000-0000-7000-8000-000000000000' } }),
+      await request(server, 'POST', '/admin/v1/organisations', {
+        key: admin,
+        body: { name: 'x', parentOrganisationId: '0190a000-0000-7000-8000-000000000000' },
+      }),
       404,
       '404.001',
     );
@@ -173,13 +177,17 @@ forEachDialect('foundation', (dialect) => {
 
   test('operations: healthz, readyz, metrics', async () => {
     const health = await request(server, 'GET', '/healthz');
-    assert.deepEqual(health.body, { status: 'ok' });
+    const latest = Object.keys(migrations).at(-1);
+    // The version of the repository's package.json (the test files run from .test-build/test/…).
+    const { version } = JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    assert.match(version, /^\d+\.\d+\.\d+$/);
+    assert.deepEqual(health.body, { status: 'ok', version, schema: { applied: Object.keys(migrations).length, latest, pending: 0 } });
     const ready = await request(server, 'GET', '/readyz');
     assert.deepEqual(ready.body, { status: 'ready', database: dialect });
     const metrics = await request(server, 'GET', '/metrics');
     assert.equal(metrics.status, 200);
     assert.match(metrics.text, /tern_http_requests_total\{method="GET",route="\/readyz",status="200"\} 1/);
-    assert.match(metrics.text, /tern_process_cpu_user_seconds_total/);
+    assert.match(metrics.text, /process_cpu_user_seconds_total/);
   });
 
   test('OpenAPI 3 document validates and documents every route with its schemas', async () => {
@@ -190,7 +198,14 @@ forEachDialect('foundation', (dialect) => {
     const result = await validator.validate(doc.body);
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
     const paths = doc.body.paths as Record<string, Record<string, any>>;
-    for (const p of ['/admin/v1/organisations', '/admin/v1/organisations/{id}/channels', '/admin/v1/channels/{id}/credentials', '/commons/v1/channels', '/commons/v1/organisations/{id}', '/healthz']) {
+    for (const p of [
+      '/admin/v1/organisations',
+      '/admin/v1/organisations/{id}/channels',
+      '/admin/v1/channels/{id}/credentials',
+      '/commons/v1/channels',
+      '/commons/v1/organisations/{id}',
+      '/healthz',
+    ]) {
       assert.ok(paths[p], `${p} documented`);
     }
     for (const [path, ops] of Object.entries(paths)) {
@@ -201,11 +216,17 @@ forEachDialect('foundation', (dialect) => {
         assert.ok(success, `${method} ${path} documents a success answer`);
         if (success !== '204') {
           const content = op.responses[success].content ?? {};
-          assert.ok(Object.values(content).some((c: any) => c.schema), `${method} ${path} documents its success schema`);
+          assert.ok(
+            Object.values(content).some((c: any) => c.schema),
+            `${method} ${path} documents its success schema`,
+          );
         }
         if (['post', 'put', 'patch'].includes(method) && !path.endsWith('/rotate') && !path.endsWith('/replay')) {
           // JSON, or the media type the operation takes (a legacy upload is multipart/form-data).
-          assert.ok(Object.values<any>(op.requestBody?.content ?? {}).some((c) => c.schema), `${method} ${path} documents its body`);
+          assert.ok(
+            Object.values<any>(op.requestBody?.content ?? {}).some((c) => c.schema),
+            `${method} ${path} documents its body`,
+          );
         }
       }
     }

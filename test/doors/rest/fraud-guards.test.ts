@@ -57,7 +57,10 @@ forEachDialect('fraud guards', (dialect) => {
   test('without a default country or a list of its own, an organisation sends anywhere', async () => {
     const t = await tenantIn(server, null);
     const guards = (await request(server, 'GET', guardsPath(t), { key: server.adminKey })).body;
-    assert.deepEqual(guards, { organisationId: t.organisationId, effective: { velocityLimits: [{ prefix: '', rangeDigits: 3, limit: 20, windowSeconds: 60 }] } });
+    assert.deepEqual(guards, {
+      organisationId: t.organisationId,
+      effective: { velocityLimits: [{ prefix: '', rangeDigits: 3, limit: 20, windowSeconds: 60 }] },
+    });
     for (const to of ['32470123456', '33612345678', '447400123456']) assert.equal((await sendSms(server, t, to)).status.value, 'ENROUTE', to);
   });
 
@@ -108,15 +111,12 @@ forEachDialect('fraud guards', (dialect) => {
     const charged = round6(start - (await balance(server, t)));
     const all = (await request(server, 'GET', '/sms/v1/messages?pageSize=100', { key: t.key })).body.items;
     const refused = all.filter((m: any) => m.status.value === 'UNDELIVERABLE');
-    assert.deepEqual(
-      refused.map((m: any) => [m.recipient.to, m.status.detail, m.price.amount]).sort(),
-      [
-        ['32470123456', 'COUNTRY_NOT_ALLOWED', 0],
-        ['32470123457', 'COUNTRY_NOT_ALLOWED', 0],
-        ['32470123458', 'COUNTRY_NOT_ALLOWED', 0],
-        ['447400123457', 'COUNTRY_NOT_ALLOWED', 0],
-      ],
-    );
+    assert.deepEqual(refused.map((m: any) => [m.recipient.to, m.status.detail, m.price.amount]).sort(), [
+      ['32470123456', 'COUNTRY_NOT_ALLOWED', 0],
+      ['32470123457', 'COUNTRY_NOT_ALLOWED', 0],
+      ['32470123458', 'COUNTRY_NOT_ALLOWED', 0],
+      ['447400123457', 'COUNTRY_NOT_ALLOWED', 0],
+    ]);
     const went = all.filter((m: any) => m.status.value !== 'UNDELIVERABLE');
     assert.equal(went.length, 4);
     assert.ok(charged > 0);
@@ -148,10 +148,24 @@ forEachDialect('fraud guards', (dialect) => {
     assertError(await put({ allowedCountries: ['FRA'] }), 400, '400.001', /^body\.allowedCountries: "FRA" is not an ISO 3166 alpha-2 country code/);
     assertError(await put({ allowedCountries: ['*', 'FR'] }), 400, '400.001', /^body\.allowedCountries: \* \(every country\) stands alone/);
     assertError(await put({ allowedCountries: [] }), 400, '400.001', /^body\.allowedCountries/);
-    assertError(await put({ velocityLimits: [{ prefix: '', limit: 5, windowSeconds: 60 }] }), 400, '400.001', /^body\.velocityLimits\[0\]\.rangeDigits: is required/);
-    assertError(await put({ velocityLimits: [{ prefix: '33x', rangeDigits: 2, limit: 5, windowSeconds: 60 }] }), 400, '400.001', /^body\.velocityLimits\[0\]\.prefix: must match pattern/);
+    assertError(
+      await put({ velocityLimits: [{ prefix: '', limit: 5, windowSeconds: 60 }] }),
+      400,
+      '400.001',
+      /^body\.velocityLimits\[0\]\.rangeDigits: is required/,
+    );
+    assertError(
+      await put({ velocityLimits: [{ prefix: '33x', rangeDigits: 2, limit: 5, windowSeconds: 60 }] }),
+      400,
+      '400.001',
+      /^body\.velocityLimits\[0\]\.prefix: must match pattern/,
+    );
     assertError(await put({ colour: 'red' }), 400, '400.001', /colour/);
-    assertError(await request(server, 'PUT', '/admin/v1/organisations/0190a0a0-0000-7000-8000-000000000000/fraud-guards', { key: server.adminKey, body: {} }), 404, '404.001');
+    assertError(
+      await request(server, 'PUT', '/admin/v1/organisations/0190a0a0-0000-7000-8000-000000000000/fraud-guards', { key: server.adminKey, body: {} }),
+      404,
+      '404.001',
+    );
     assertError(await request(server, 'GET', guardsPath(t), { key: t.key }), 403, '403.004');
   });
 
@@ -186,10 +200,17 @@ forEachDialect('fraud guards', (dialect) => {
     assert.equal(alert.json.range, '33612345xxx');
     assert.deepEqual(alert.json.velocityLimit, { prefix: '', rangeDigits: 3, limit: 2, windowSeconds: 86_400 });
     assert.equal(alert.json.organisationId, t.organisationId);
-    await eventually(() => receiver.requests.some((r) => r.url === '/velocity' && r.json?.status?.detail === 'VELOCITY_LIMIT_EXCEEDED'), 10_000, 'the stopped messages’ status webhooks');
+    await eventually(
+      () => receiver.requests.some((r) => r.url === '/velocity' && r.json?.status?.detail === 'VELOCITY_LIMIT_EXCEEDED'),
+      10_000,
+      'the stopped messages’ status webhooks',
+    );
     assert.equal(receiver.requests.filter((r) => r.url === '/velocity' && r.json?.event === 'velocity.exceeded').length, 1, 'one alert for the window');
     const deliveries = await request(server, 'GET', `/commons/v1/webhooks/deliveries?searchBy[messageId]=${third.messageId}`, { key: t.key });
-    assert.ok(deliveries.body.items.some((d: any) => d.kind === 'ALERT'), deliveries.text);
+    assert.ok(
+      deliveries.body.items.some((d: any) => d.kind === 'ALERT'),
+      deliveries.text,
+    );
 
     const metrics = (await request(server, 'GET', '/metrics')).text;
     assert.ok(metric(metrics, 'tern_fraud_blocked_total', 'guard="velocity"') >= 2);
@@ -209,7 +230,7 @@ forEachDialect('fraud guards', (dialect) => {
 
   if (dialect === 'postgres') {
     test('two nodes share the velocity windows and see a change of guards as soon as it is signalled', async () => {
-      const second = await startTestServer(dialect, { TERN_DATABASE_URL: server.app.services.config.databaseUrl, TERN_ALLOWED_COUNTRIES: 'LU' });
+      const second = await startTestServer(dialect, { TERN_DATABASE_URL: server.app.config.databaseUrl, TERN_ALLOWED_COUNTRIES: 'LU' });
       try {
         const t = await tenantIn(server, 'FR', { flow: 'OTP' });
         // The second node reads (and keeps) the organisation's guards.
@@ -217,7 +238,11 @@ forEachDialect('fraud guards', (dialect) => {
         const changedAt = Date.now();
         await setGuards(server, t, { allowedCountries: ['FR', 'BE'], velocityLimits: [{ prefix: '', rangeDigits: 2, limit: 1, windowSeconds: 86_400 }] });
         // Told by the change's signal: the next send there may still come first on a busy machine.
-        await eventually(async () => ((await sendSms(second, t, '32470123456')).status.value === 'ENROUTE' ? true : undefined), 10_000, 'the change seen by the other node');
+        await eventually(
+          async () => ((await sendSms(second, t, '32470123456')).status.value === 'ENROUTE' ? true : undefined),
+          10_000,
+          'the change seen by the other node',
+        );
         assert.ok(Date.now() - changedAt < 2_000, `seen after ${Date.now() - changedAt} ms, not at once`);
         assert.equal((await sendSms(second, t, '33612345601')).status.value, 'ENROUTE');
         assert.equal((await sendSms(server, t, '33612345602')).status.detail, 'VELOCITY_LIMIT_EXCEEDED', 'the window holds the other node’s messages');

@@ -51,15 +51,27 @@ forEachDialect('fuzz: every REST operation of /openapi.json', (dialect) => {
     // The tenant's own operations first; the operator's last (they may revoke the tenant's key or suspend it), deletes
     // last of all.
     const operations = Object.entries<any>(doc.paths)
-      .flatMap(([path, ops]) => Object.entries<any>(ops).filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map(([method, op]) => ({ path, method, op })))
-      .sort((a, b) => Number(a.path.startsWith('/admin/')) - Number(b.path.startsWith('/admin/')) || Number(a.method === 'delete') - Number(b.method === 'delete'));
+      .flatMap(([path, ops]) =>
+        Object.entries<any>(ops)
+          .filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+          .map(([method, op]) => ({ path, method, op })),
+      )
+      .sort(
+        (a, b) => Number(a.path.startsWith('/admin/')) - Number(b.path.startsWith('/admin/')) || Number(a.method === 'delete') - Number(b.method === 'delete'),
+      );
     for (const { path, method, op } of operations) {
       for (const r of edgeRequestsFor(path, method, op, knownIds)) await send(r);
       await fc.assert(fc.asyncProperty(requestsFor(path, method, op, doc, knownIds), send), { seed: SEED, numRuns: RUNS_PER_OPERATION });
     }
-    const seen = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
+    const seen = [...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ');
     process.stdout.write(`# ${dialect}: ${sent} requests over ${Object.keys(doc.paths).length} paths: ${seen}\n`);
-    assert.ok([...statuses.keys()].some((s) => s >= 200 && s < 300), 'some requests get through');
+    assert.ok(
+      [...statuses.keys()].some((s) => s >= 200 && s < 300),
+      'some requests get through',
+    );
     assert.deepEqual(failures.slice(0, 20), [], `${failures.length} answers were 5xx or held a null`);
   });
 });

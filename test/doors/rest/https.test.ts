@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
-import { createApp } from '../../../src/app.ts';
-import { ConfigError, loadConfig } from '../../../src/config.ts';
+import { createApp } from '../../../src/app/index.ts';
+import { ConfigError, loadConfig } from '../../../src/config/index.ts';
 import { createTenant, forEachDialect, request, startTestServer, type TestServer } from '../../support/server.ts';
 import { eventually, sleep } from '../../support/wait.ts';
 
@@ -24,10 +24,11 @@ interface Pair {
 function makePair(dir: string, name: string): Pair {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`],
+    { stdio: 'ignore' },
+  );
   return { cert, key, fingerprint: new X509Certificate(readFileSync(cert)).fingerprint256 };
 }
 
@@ -156,8 +157,14 @@ describe('HTTPS settings', () => {
   const base = () => ({ TERN_DATABASE_URL: `sqlite:${join(dir, 'never-opened.db')}`, TERN_LOG_LEVEL: 'silent' as const });
 
   test('a port needs both files, and files need a port', () => {
-    assert.throws(() => loadConfig({ ...base(), TERN_HTTPS_PORT: '8443', TERN_HTTPS_CERT: '/x.pem' }), (err: unknown) => err instanceof ConfigError && err.setting === 'TERN_HTTPS_PORT');
-    assert.throws(() => loadConfig({ ...base(), TERN_HTTPS_CERT: '/x.pem', TERN_HTTPS_KEY: '/y.pem' }), (err: unknown) => err instanceof ConfigError && err.setting === 'TERN_HTTPS_CERT');
+    assert.throws(
+      () => loadConfig({ ...base(), TERN_HTTPS_PORT: '8443', TERN_HTTPS_CERT: '/x.pem' }),
+      (err: unknown) => err instanceof ConfigError && err.setting === 'TERN_HTTPS_PORT',
+    );
+    assert.throws(
+      () => loadConfig({ ...base(), TERN_HTTPS_CERT: '/x.pem', TERN_HTTPS_KEY: '/y.pem' }),
+      (err: unknown) => err instanceof ConfigError && err.setting === 'TERN_HTTPS_CERT',
+    );
     assert.throws(() => loadConfig({ ...base(), TERN_HTTPS_PORT: '70000', TERN_HTTPS_CERT: '/x', TERN_HTTPS_KEY: '/y' }), /TERN_HTTPS_PORT/);
   });
 
@@ -168,8 +175,7 @@ describe('HTTPS settings', () => {
     writeFileSync(garbage, '-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n');
     const start = (cert: string, key: string) =>
       createApp(loadConfig({ ...base(), TERN_HTTPS_PORT: '0', TERN_HTTPS_CERT: cert, TERN_HTTPS_KEY: key }), { logger: pino({ level: 'silent' }) });
-    const refused = (setting: string, detail: RegExp) => (err: unknown) =>
-      err instanceof ConfigError && err.setting === setting && detail.test(err.message);
+    const refused = (setting: string, detail: RegExp) => (err: unknown) => err instanceof ConfigError && err.setting === setting && detail.test(err.message);
     await assert.rejects(start(join(dir, 'missing.pem'), a.key), refused('TERN_HTTPS_CERT', /cannot read .*missing\.pem/));
     await assert.rejects(start(garbage, a.key), refused('TERN_HTTPS_CERT', /is not a PEM certificate/));
     await assert.rejects(start(a.cert, a.cert), refused('TERN_HTTPS_KEY', /is not a PEM private key/));

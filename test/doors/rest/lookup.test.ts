@@ -4,47 +4,88 @@ import parsePhoneNumber from 'libphonenumber-js/max';
 import { carrier } from 'libphonenumber-geo-carrier';
 import * as mccMncList from 'mcc-mnc-list';
 import { PORTED_ENDING, UNREACHABLE_ENDING } from '../../../src/connectors/simulator/hlr.ts';
-import { omitNulls } from '../../../src/core/domain/absent.ts';
-import { countryName } from '../../../src/core/domain/phone.ts';
+import { omitNulls } from '../../../src/domain/absent.ts';
+import { countryName } from '../../../src/domain/phone.ts';
 import { carrierPrefixTable } from '../../../src/core/lookup/carrier-prefixes.ts';
 import { upsertPrices } from '../../../src/store/prices.ts';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 
 type CarrierInput = Parameters<typeof carrier>[0];
 
 // Mobile, fixed, toll-free and invalid (too short, bad range) numbers of twelve countries, plus an international
 // freephone number that belongs to no country.
 const SAMPLE = [
-  '33612345678', '33142685300', '33800123456', '3361234567',
-  '4915123456789', '49301234567', '498001234567', '49151234',
-  '447400123456', '442079460018', '448001234567', '44740012345',
-  '34606123456', '34912345678', '34900123456', '3460612345',
-  '393312345678', '390612345678', '39800123456',
-  '14155550100', '18002345678', '11234567890', '1415555010',
-  '919000012345', '911123456789', '911800123456', '91900001234',
-  '2348031234567', '23412345678', '234803123456',
-  '5511971234567', '551123456789', '55800123456', '551197123456',
-  '819021234567', '81312345678', '81120123456', '8190212345',
-  '61407123456', '61212345678', '611800123456', '6140712345',
-  '27821234567', '27211234567', '27800123456', '27121234',
+  '33612345678',
+  '33142685300',
+  '33800123456',
+  '3361234567',
+  '4915123456789',
+  '49301234567',
+  '498001234567',
+  '49151234',
+  '447400123456',
+  '442079460018',
+  '448001234567',
+  '44740012345',
+  '34606123456',
+  '34912345678',
+  '34900123456',
+  '3460612345',
+  '393312345678',
+  '390612345678',
+  '39800123456',
+  '14155550100',
+  '18002345678',
+  '11234567890',
+  '1415555010',
+  '919000012345',
+  '911123456789',
+  '911800123456',
+  '91900001234',
+  '2348031234567',
+  '23412345678',
+  '234803123456',
+  '5511971234567',
+  '551123456789',
+  '55800123456',
+  '551197123456',
+  '819021234567',
+  '81312345678',
+  '81120123456',
+  '8190212345',
+  '61407123456',
+  '61212345678',
+  '611800123456',
+  '6140712345',
+  '27821234567',
+  '27211234567',
+  '27800123456',
+  '27121234',
   '80012345678',
 ];
 
 const LOOKUP_FIELDS = [
-  'msisdn', 'valid', 'possible', 'type', 'country', 'isoCountryCode', 'countryPrefix', 'formats', 'network', 'mcc',
-  'mnc', 'mccMnc', 'reachable', 'ported', 'currentNetwork',
+  'msisdn',
+  'valid',
+  'possible',
+  'type',
+  'country',
+  'isoCountryCode',
+  'countryPrefix',
+  'formats',
+  'network',
+  'mcc',
+  'mnc',
+  'mccMnc',
+  'reachable',
+  'ported',
+  'roaming',
+  'currentNetwork',
+  'originalNetwork',
+  'offline',
 ];
 
 const DEFAULT_LOOKUP_PRICE = 0.005;
-
 
 /** What the libraries themselves say about a number, in the API's shape (live part excluded; unknown fields absent). */
 async function libraryView(msisdn: string) {
@@ -116,9 +157,13 @@ forEachDialect('number lookup', (dialect) => {
       const res = await lookupBoth(t.key, msisdn);
       assert.equal(res.status, 200, `${msisdn}: ${res.text}`);
       const body = res.body;
-      assert.deepEqual(Object.keys(body), LOOKUP_FIELDS.filter((f) => f in body), `${msisdn}: fields in order, unknown ones absent`);
+      assert.deepEqual(
+        Object.keys(body),
+        LOOKUP_FIELDS.filter((f) => f in body),
+        `${msisdn}: fields in order, unknown ones absent`,
+      );
       for (const always of ['msisdn', 'valid', 'possible']) assert.ok(always in body, `${msisdn}: ${always}`);
-      const { reachable, ported, currentNetwork, mcc, mnc, mccMnc, ...staticPart } = body;
+      const { reachable, ported, roaming, currentNetwork, originalNetwork, mcc, mnc, mccMnc, ...staticPart } = body;
       assert.deepEqual(staticPart, await libraryView(msisdn), msisdn);
 
       if (body.network === undefined) {
@@ -134,10 +179,19 @@ forEachDialect('number lookup', (dialect) => {
 
       // The simulated network knows valid mobile numbers only; none of these end in a test pattern.
       if (body.valid && body.type === 'MOBILE') {
-        assert.deepEqual({ reachable, ported, currentNetwork }, { reachable: true, ported: false, currentNetwork: body.network }, msisdn);
+        const range = body.network === undefined ? undefined : omitNulls({ mccMnc: mccMnc ?? null, name: body.network });
+        assert.deepEqual(
+          { reachable, ported, roaming, currentNetwork, originalNetwork },
+          { reachable: true, ported: false, roaming: false, currentNetwork: range, originalNetwork: range },
+          msisdn,
+        );
         if (body.network !== undefined) seen.countriesWithMobile.add(body.isoCountryCode);
       } else {
-        assert.deepEqual({ reachable, ported, currentNetwork }, { reachable: undefined, ported: undefined, currentNetwork: undefined }, msisdn);
+        assert.deepEqual(
+          { reachable, ported, roaming, currentNetwork },
+          { reachable: undefined, ported: undefined, roaming: undefined, currentNetwork: undefined },
+          msisdn,
+        );
       }
       if (body.valid && body.type === 'FIXED_LINE') seen.fixed++;
       if (body.valid && body.type === 'TOLL_FREE') seen.tollFree++;
@@ -207,11 +261,32 @@ forEachDialect('number lookup', (dialect) => {
     assert.deepEqual(await lookupRollupsOf(t.organisationId), []);
   });
 
+  test('national numbers are read in the organisation’s defaultCountry, as sends read them', async () => {
+    const t = await createTenant(server, { balance: 1 });
+    const set = await request(server, 'PATCH', `/admin/v1/organisations/${t.organisationId}`, { key: server.adminKey, body: { defaultCountry: 'FR' } });
+    assert.equal(set.status, 200, set.text);
+    const reference = await lookupBoth(t.key, '33612345678');
+    for (const input of ['0612345678', '06 12 34 56 78']) {
+      const res = await lookupBoth(t.key, input);
+      assert.equal(res.status, 200, `${input}: ${res.text}`);
+      assert.deepEqual(res.body, reference.body, input);
+    }
+    const bulk = await request(server, 'POST', '/commons/v1/lookup', { key: t.key, body: { msisdns: ['0612345678', '33612345678', '0612'] } });
+    assert.equal(bulk.status, 200, bulk.text);
+    assert.deepEqual(
+      bulk.body.items.map((i: any) => i.msisdn ?? i.error?.errorCode),
+      ['33612345678', '33612345678', '400.003'],
+    );
+    // Another organisation without a country still refuses them, saying what to do.
+    const other = await createTenant(server, { balance: 1 });
+    assertError(await lookupBoth(other.key, '0612345678'), 400, '400.003', /national number.*defaultCountry/);
+  });
+
   test('simulator: …555 is unreachable, …777 ported to another operator of the same country', async () => {
     const unreachable = await lookupBoth(tenant.key, `33612345${UNREACHABLE_ENDING}`);
     assert.deepEqual(
       [unreachable.body.network, unreachable.body.reachable, unreachable.body.ported, unreachable.body.currentNetwork],
-      ['SFR', false, false, 'SFR'],
+      ['SFR', false, false, { mccMnc: '20810', name: 'SFR' }],
     );
 
     for (const msisdn of [`33607123${PORTED_ENDING}`, `447770123${PORTED_ENDING}`, `2348031234${PORTED_ENDING}`, `61407123${PORTED_ENDING}`]) {
@@ -219,21 +294,25 @@ forEachDialect('number lookup', (dialect) => {
       assert.equal(body.valid, true, msisdn);
       assert.equal(body.reachable, true, msisdn);
       assert.equal(body.ported, true, msisdn);
-      assert.equal(typeof body.currentNetwork, 'string', msisdn);
-      assert.notEqual(body.currentNetwork, body.network, msisdn);
+      assert.equal(typeof body.currentNetwork.name, 'string', msisdn);
+      assert.notEqual(body.currentNetwork.name, body.network, msisdn);
+      assert.deepEqual(body.originalNetwork.name, body.network, msisdn);
       // Google's data allocates some range of the same calling code to the new operator…
       const table = await carrierPrefixTable(body.countryPrefix);
-      assert.ok([...table.values()].includes(body.currentNetwork), `${msisdn}: ${body.currentNetwork}`);
+      assert.ok([...table.values()].includes(body.currentNetwork.name), `${msisdn}: ${body.currentNetwork.name}`);
     }
     // …and of the same country where the calling code is shared: the largest operators of +1 and +44 serve other
     // countries, so the new operator must hold a range of the Jamaican (876) or Manx (7624) numbering.
-    for (const [msisdn, iso, area] of [[`18762412${PORTED_ENDING}`, 'JM', '876'], [`447624123${PORTED_ENDING}`, 'IM', '7624']]) {
+    for (const [msisdn, iso, area] of [
+      [`18762412${PORTED_ENDING}`, 'JM', '876'],
+      [`447624123${PORTED_ENDING}`, 'IM', '7624'],
+    ]) {
       const { body } = await lookupBoth(tenant.key, msisdn!);
       assert.equal(body.isoCountryCode, iso);
       assert.equal(body.ported, true, msisdn);
       const table = await carrierPrefixTable(body.countryPrefix);
-      const local = [...table].filter(([prefix, name]) => prefix.startsWith(area!) && name === body.currentNetwork);
-      assert.ok(local.length > 0, `${msisdn}: ${body.currentNetwork} holds a range of ${iso}`);
+      const local = [...table].filter(([prefix, name]) => prefix.startsWith(area!) && name === body.currentNetwork.name);
+      assert.ok(local.length > 0, `${msisdn}: ${body.currentNetwork.name} holds a range of ${iso}`);
     }
 
     // Ported needs a known operator to move from: none for US numbers (no carrier data), none for fixed lines.
@@ -251,7 +330,10 @@ forEachDialect('number lookup', (dialect) => {
     const res = await request(server, 'POST', '/commons/v1/lookup', { key: t.key, body: { msisdns: inputs } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.items.length, inputs.length);
-    assert.deepEqual(res.body.items.map((i: any) => i.input), inputs);
+    assert.deepEqual(
+      res.body.items.map((i: any) => i.input),
+      inputs,
+    );
 
     const single = async (input: string) => (await request(server, 'GET', `/commons/v1/lookup/${encodeURIComponent(input)}`, { key: tenant.key })).body;
     for (const [i, input] of inputs.entries()) {
@@ -290,18 +372,28 @@ forEachDialect('number lookup', (dialect) => {
     const thousand = Array.from({ length: 1000 }, (_, i) => `336${String(10_000_000 + i * 7919).slice(-8)}`);
     const res = await post({ msisdns: thousand });
     assert.equal(res.status, 200, res.text.slice(0, 300));
-    assert.deepEqual(res.body.items.map((i: any) => i.msisdn), thousand);
+    assert.deepEqual(
+      res.body.items.map((i: any) => i.msisdn),
+      thousand,
+    );
     assert.equal(await balanceOf(t.organisationId), 100 - 1000 * DEFAULT_LOOKUP_PRICE);
     const rollups = await lookupRollupsOf(t.organisationId);
-    assert.equal(rollups.reduce((n, r) => n + Number(r.quantity), 0), 1000);
+    assert.equal(
+      rollups.reduce((n, r) => n + Number(r.quantity), 0),
+      1000,
+    );
   });
 
   test('each lookup is charged to the organisation, in the ledger and the LOOKUP consumption rollups', async (ctx) => {
     const t = await createTenant(server, { balance: 2 });
-    await upsertPrices(db(), [
-      { channelType: 'LOOKUP', country: '*', kind: 'LOOKUP', amount: 5_000 },
-      { channelType: 'LOOKUP', country: 'FR', kind: 'LOOKUP', amount: 8_000 },
-    ], Date.now());
+    await upsertPrices(
+      db(),
+      [
+        { channelType: 'LOOKUP', country: '*', kind: 'LOOKUP', amount: 5_000 },
+        { channelType: 'LOOKUP', country: 'FR', kind: 'LOOKUP', amount: 8_000 },
+      ],
+      Date.now(),
+    );
     // The other tests expect the shipped price for France.
     ctx.after(() => db().deleteFrom('prices').where('channel_type', '=', 'LOOKUP').where('country', '=', 'FR').execute());
 
@@ -324,11 +416,24 @@ forEachDialect('number lookup', (dialect) => {
 
     const today = new Date().toISOString().slice(0, 10);
     const rollups = (await lookupRollupsOf(t.organisationId)).map((r) => ({
-      channel: r.channel_id, day: r.day, status: r.status, mccMnc: r.mcc_mnc, kind: r.price_kind,
-      quantity: Number(r.quantity), messages: Number(r.messages), amount: Number(r.amount),
+      channel: r.channel_id,
+      day: r.day,
+      status: r.status,
+      mccMnc: r.mcc_mnc,
+      kind: r.price_kind,
+      quantity: Number(r.quantity),
+      messages: Number(r.messages),
+      amount: Number(r.amount),
     }));
     const row = (mccMnc: string, quantity: number, amount: number) => ({
-      channel: t.channelId, day: today, status: 'DONE', mccMnc, kind: 'LOOKUP', quantity, messages: quantity, amount,
+      channel: t.channelId,
+      day: today,
+      status: 'DONE',
+      mccMnc,
+      kind: 'LOOKUP',
+      quantity,
+      messages: quantity,
+      amount,
     });
     assert.deepEqual(rollups, [row('', 1, 8_000), row('20810', 1, 8_000), row('20820', 1, 8_000), row('26201', 1, 5_000)]);
 
@@ -387,22 +492,27 @@ forEachDialect('number lookup', (dialect) => {
 
   test('concurrent lookups never take the balance below zero', async () => {
     const t = await createTenant(server, { balance: 0.02 });
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => request(server, 'GET', `/commons/v1/lookup/3361234560${i}`, { key: t.key })),
-    );
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => request(server, 'GET', `/commons/v1/lookup/3361234560${i}`, { key: t.key })));
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 409, 409, 409, 409, 409, 409]);
     assert.equal(await balanceOf(t.organisationId), 0);
     assert.equal((await ledgerOf(t)).filter((e) => e.kind === 'CHARGE').length, 4);
   });
 
   test('any role and any channel type may look up; the charge goes to the key’s organisation', async () => {
-    for (const [type, roles] of [['SMS', ['MESSAGE']], ['RCS', ['USER']], ['VOICE', ['MANAGER']]] as const) {
+    for (const [type, roles] of [
+      ['SMS', ['MESSAGE']],
+      ['RCS', ['USER']],
+      ['VOICE', ['MANAGER']],
+    ] as const) {
       const t = await createTenant(server, { type, roles: [...roles], balance: 1 });
       const res = await request(server, 'GET', '/lookup?msisdn=33612345678', { key: t.key });
       assert.equal(res.status, 200, `${type} ${roles}: ${res.text}`);
       assert.equal(await balanceOf(t.organisationId), 1 - DEFAULT_LOOKUP_PRICE, type);
       const rollups = await lookupRollupsOf(t.organisationId);
-      assert.deepEqual(rollups.map((r) => [r.channel_id, r.channel_type]), [[t.channelId, 'LOOKUP']]);
+      assert.deepEqual(
+        rollups.map((r) => [r.channel_id, r.channel_type]),
+        [[t.channelId, 'LOOKUP']],
+      );
     }
     assertError(await request(server, 'GET', '/lookup?msisdn=33612345678'), 401, '401.001');
     assertError(await request(server, 'GET', '/commons/v1/lookup/33612345678', { key: 'tern_unknown' }), 401, '401.002');
@@ -437,7 +547,11 @@ forEachDialect('number lookup', (dialect) => {
   test('the OpenAPI document describes the three lookup operations', async () => {
     const doc = await request(server, 'GET', '/openapi.json');
     const paths = doc.body.paths;
-    for (const [path, method] of [['/lookup', 'get'], ['/commons/v1/lookup/{msisdn}', 'get'], ['/commons/v1/lookup', 'post']]) {
+    for (const [path, method] of [
+      ['/lookup', 'get'],
+      ['/commons/v1/lookup/{msisdn}', 'get'],
+      ['/commons/v1/lookup', 'post'],
+    ]) {
       const op = paths[path]?.[method];
       assert.ok(op, `${method} ${path}`);
       assert.ok(op.responses['200'].content['application/json'].schema, `${method} ${path} answer`);

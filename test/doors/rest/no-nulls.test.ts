@@ -82,11 +82,18 @@ forEachDialect('no null in any JSON body', (dialect) => {
     assert.equal(sent.status, 201, sent.text);
     assert.deepEqual(sent.body.fallback, { text: 'Hi by SMS' }, 'the fallback without its unset sender');
     absent(sent.body, ['refClient', 'callbackUrlStatus', 'callbackUrlMo'], 'RCS send answer');
-    await request(server, 'POST', '/admin/v1/simulator/rcs/mo', { key: server.adminKey, body: { from: '33612345678', to: agent, body: { type: 'TEXT', text: 'Yes' } } });
-    const conversations = await eventually(async () => {
-      const r = await request(server, 'GET', '/rcs/v1/conversations', { key: t.key });
-      return r.body.items.length > 0 ? r.body.items : undefined;
-    }, 15_000, 'a conversation');
+    await request(server, 'POST', '/admin/v1/simulator/rcs/mo', {
+      key: server.adminKey,
+      body: { from: '33612345678', to: agent, body: { type: 'TEXT', text: 'Yes' } },
+    });
+    const conversations = await eventually(
+      async () => {
+        const r = await request(server, 'GET', '/rcs/v1/conversations', { key: t.key });
+        return r.body.items.length > 0 ? r.body.items : undefined;
+      },
+      15_000,
+      'a conversation',
+    );
     assert.equal(conversations[0].agent, agent);
   });
 
@@ -128,7 +135,10 @@ forEachDialect('no null in any JSON body', (dialect) => {
     absent(secret.body, ['previousSecret', 'previousSecretValidUntil'], 'webhook secret');
     const rotated = await request(server, 'POST', `/commons/v1/channels/${t.channelId}/webhook-secret/rotate`, { key: t.key });
     assert.equal(rotated.body.previousSecret, secret.body.secret);
-    const extra = await request(server, 'POST', `/admin/v1/channels/${t.channelId}/credentials`, { key: server.adminKey, body: { name: 'Spare', roles: ['USER'] } });
+    const extra = await request(server, 'POST', `/admin/v1/channels/${t.channelId}/credentials`, {
+      key: server.adminKey,
+      body: { name: 'Spare', roles: ['USER'] },
+    });
     const revoked = await request(server, 'DELETE', `/admin/v1/credentials/${extra.body.credentialId}`, { key: server.adminKey });
     assert.ok(revoked.body.revocationDate);
   });
@@ -153,13 +163,17 @@ forEachDialect('no null in any JSON body', (dialect) => {
       key: t.key,
       body: { recipient: { to: '33612345679' }, body: { text: 'x' }, callbackUrlStatus: `${receiver.url}/ok` },
     });
-    const deliveries = await eventually(async () => {
-      const r = await request(server, 'GET', '/commons/v1/webhooks/deliveries', { key: t.key });
-      const mine = r.body.items;
-      const pending = mine.find((d: any) => d.messageId === failing.body.messageId && d.attemptCount > 0);
-      const delivered = mine.find((d: any) => d.messageId === ok.body.messageId && d.status === 'DELIVERED');
-      return pending && delivered ? { pending, delivered } : undefined;
-    }, 15_000, 'a failed attempt and a delivery');
+    const deliveries = await eventually(
+      async () => {
+        const r = await request(server, 'GET', '/commons/v1/webhooks/deliveries', { key: t.key });
+        const mine = r.body.items;
+        const pending = mine.find((d: any) => d.messageId === failing.body.messageId && d.attemptCount > 0);
+        const delivered = mine.find((d: any) => d.messageId === ok.body.messageId && d.status === 'DELIVERED');
+        return pending && delivered ? { pending, delivered } : undefined;
+      },
+      15_000,
+      'a failed attempt and a delivery',
+    );
     assert.ok(deliveries.pending.nextAttemptDate && deliveries.pending.lastError);
     absent(deliveries.pending, ['deliveryDate', 'lastHttpStatus'], 'pending delivery');
     absent(deliveries.pending.attempts[0], ['httpStatus'], 'attempt that got no answer');
@@ -170,7 +184,13 @@ forEachDialect('no null in any JSON body', (dialect) => {
   test('operator objects: connectors, routes, prices, SMPP credentials, rate limits, unrouted inbound', async () => {
     const t = await createTenant(server, { balance: 1 });
     const admin = { key: server.adminKey };
-    for (const path of ['/admin/v1/connectors', '/admin/v1/routes', '/admin/v1/prices', '/admin/v1/organisations', `/admin/v1/organisations/${t.organisationId}/rate-limits`]) {
+    for (const path of [
+      '/admin/v1/connectors',
+      '/admin/v1/routes',
+      '/admin/v1/prices',
+      '/admin/v1/organisations',
+      `/admin/v1/organisations/${t.organisationId}/rate-limits`,
+    ]) {
       const r = await request(server, 'GET', path, admin);
       assert.equal(r.status, 200, `${path}: ${r.text}`);
     }

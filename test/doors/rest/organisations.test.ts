@@ -1,17 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
-
 
 /** A second key on a tenant's channel, with other roles. */
 async function keyWithRoles(server: TestServer, t: Tenant, roles: string[]): Promise<string> {
@@ -49,6 +40,7 @@ forEachDialect('organisations', (dialect) => {
         monthlyConsumptionLimit: 12.5,
         state: 'ACTIVE',
         timeZone: 'Europe/Paris',
+        optOut: { shortCode: '36111', text: 'STOP au 36111', custom: false },
         creationDate: undefined,
         href: `${server.url}/commons/v1/organisations/${a.organisationId}`,
       },
@@ -65,10 +57,16 @@ forEachDialect('organisations', (dialect) => {
     const tree = await request(server, 'GET', '/commons/v1/organisations', { key: root.key });
     assert.equal(tree.status, 200);
     assert.deepEqual([tree.body.page, tree.body.pageSize], [1, 10]);
-    assert.deepEqual(tree.body.items.map((o: any) => o.name), ['Root', 'Branch A', 'Branch B', 'Branch A.1']);
+    assert.deepEqual(
+      tree.body.items.map((o: any) => o.name),
+      ['Root', 'Branch A', 'Branch B', 'Branch A.1'],
+    );
     assert.deepEqual(tree.body.items[0].balance, { amount: 3, currency: 'EUR', parentBilling: false });
     const page2 = await request(server, 'GET', '/commons/v1/organisations?page=2&pageSize=3', { key: root.key });
-    assert.deepEqual(page2.body.items.map((o: any) => o.name), ['Branch A.1']);
+    assert.deepEqual(
+      page2.body.items.map((o: any) => o.name),
+      ['Branch A.1'],
+    );
 
     const read = await request(server, 'GET', `/commons/v1/organisations/${grandchild.body.organisationId}`, { key: root.key });
     assert.equal(read.status, 200);
@@ -76,14 +74,12 @@ forEachDialect('organisations', (dialect) => {
 
     const manager = await keyWithRoles(server, root, ['MANAGER']);
     const own = await request(server, 'GET', '/commons/v1/organisations', { key: manager });
-    assert.deepEqual(own.body.items.map((o: any) => o.organisationId), [root.organisationId]);
-    assertError(await request(server, 'GET', `/commons/v1/organisations/${a.organisationId}`, { key: manager }), 404, '404.001');
-    assertError(
-      await request(server, 'POST', '/commons/v1/organisations', { key: manager, body: { name: 'Nope' } }),
-      403,
-      '403.001',
-      /organisation:admin/,
+    assert.deepEqual(
+      own.body.items.map((o: any) => o.organisationId),
+      [root.organisationId],
     );
+    assertError(await request(server, 'GET', `/commons/v1/organisations/${a.organisationId}`, { key: manager }), 404, '404.001');
+    assertError(await request(server, 'POST', '/commons/v1/organisations', { key: manager, body: { name: 'Nope' } }), 403, '403.001', /organisation:admin/);
     const user = await keyWithRoles(server, root, ['USER']);
     assertError(await request(server, 'GET', '/commons/v1/organisations', { key: user }), 403, '403.001');
     assertError(await request(server, 'GET', '/commons/v1/organisations'), 401, '401.001');
@@ -125,7 +121,11 @@ forEachDialect('organisations', (dialect) => {
       /monthlyConsumptionLimit: must have at most 6 decimals/,
     );
     const list = await request(server, 'GET', '/commons/v1/organisations', { key: root.key });
-    assert.deepEqual(list.body.items.map((o: any) => o.name), ['Root 2', 'Sub'], 'nothing was created');
+    assert.deepEqual(
+      list.body.items.map((o: any) => o.name),
+      ['Root 2', 'Sub'],
+      'nothing was created',
+    );
   });
 
   test('the organisation: balance, parent, monthly consumption from the rollups, state', async () => {
@@ -209,18 +209,29 @@ forEachDialect('organisations', (dialect) => {
     assert.equal(org.body.balance.amount, rows[0].balance, 'the newest running balance is the balance');
 
     const page2 = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?page=2&pageSize=2`, { key: parent.key });
-    assert.deepEqual(page2.body.items.map((e: any) => e.entryId), [rows[2].entryId, rows[3].entryId]);
+    assert.deepEqual(
+      page2.body.items.map((e: any) => e.entryId),
+      [rows[2].entryId, rows[3].entryId],
+    );
     const childLedger = await request(server, 'GET', `/commons/v1/organisations/${child.organisationId}/ledger`, { key: parent.key });
-    assert.deepEqual(childLedger.body.items.map((e: any) => [e.kind, e.amount, e.balance]), [['TRANSFER_IN', 1.25, 1.25]]);
+    assert.deepEqual(
+      childLedger.body.items.map((e: any) => [e.kind, e.amount, e.balance]),
+      [['TRANSFER_IN', 1.25, 1.25]],
+    );
 
     const today = new Date().toISOString().slice(0, 10);
-    const sameDay = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?startDate=${today}&endDate=${today}`, { key: parent.key });
+    const sameDay = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?startDate=${today}&endDate=${today}`, {
+      key: parent.key,
+    });
     assert.equal(sameDay.body.items.length, 5);
     const before = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?endDate=2020-12-31`, { key: parent.key });
     assert.deepEqual(before.body.items, []);
     const exact = encodeURIComponent(rows[2].creationDate);
     const upToTransfer = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?endDate=${exact}`, { key: parent.key });
-    assert.ok(upToTransfer.body.items.some((e: any) => e.entryId === rows[2].entryId), 'endDate is inclusive');
+    assert.ok(
+      upToTransfer.body.items.some((e: any) => e.entryId === rows[2].entryId),
+      'endDate is inclusive',
+    );
 
     assertError(
       await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?startDate=2024-13-01`, { key: parent.key }),
@@ -228,11 +239,7 @@ forEachDialect('organisations', (dialect) => {
       '400.007',
       /startDate/,
     );
-    assertError(
-      await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?pageSize=0`, { key: parent.key }),
-      400,
-      '400.001',
-    );
+    assertError(await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger?pageSize=0`, { key: parent.key }), 400, '400.001');
     assertError(await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger`, { key: child.key }), 404, '404.001');
     const user = await keyWithRoles(server, parent, ['USER']);
     assertError(await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/ledger`, { key: user }), 403, '403.001');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { parseWav } from '../../../src/core/domain/wav.ts';
+import { parseWav } from '../../../src/speech/wav.ts';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../../support/receiver.ts';
 import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually, sleep } from '../../support/wait.ts';
@@ -25,7 +25,10 @@ async function organisation(server: TestServer, receiver: Receiver, path: string
     body: { name: 'Calls', type: 'VOICE', flow: 'TRANSACTIONAL' },
   });
   assert.equal(voice.status, 201, voice.text);
-  const key = await request(server, 'POST', `/admin/v1/channels/${voice.body.channelId}/credentials`, { key: server.adminKey, body: { name: 'k', roles: ['ADMIN'] } });
+  const key = await request(server, 'POST', `/admin/v1/channels/${voice.body.channelId}/credentials`, {
+    key: server.adminKey,
+    body: { name: 'k', roles: ['ADMIN'] },
+  });
   assert.equal(key.status, 201, key.text);
   return { ...t, voiceChannelId: voice.body.channelId, voiceKey: key.body.value };
 }
@@ -53,10 +56,14 @@ async function inbox(server: TestServer, msisdn: string): Promise<any[]> {
 
 /** The code in the newest text the phone received once it holds `count` of them: digits of an SMS, or as a call read it out. */
 async function codeOnHandset(server: TestServer, msisdn: string, count = 1): Promise<string> {
-  const items = await eventually(async () => {
-    const got = await inbox(server, msisdn);
-    return got.length >= count ? got : undefined;
-  }, 10_000, `message ${count} on handset ${msisdn}`);
+  const items = await eventually(
+    async () => {
+      const got = await inbox(server, msisdn);
+      return got.length >= count ? got : undefined;
+    },
+    10_000,
+    `message ${count} on handset ${msisdn}`,
+  );
   const m = /code is ([0-9A-Z](?:, [0-9A-Z])+|[0-9A-Z]+)/.exec(items[0].text);
   assert.ok(m, `no code in "${items[0].text}"`);
   return m[1]!.replace(/, /g, '');
@@ -106,7 +113,10 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     assert.equal(m.body.otpId, otp.otpId);
     assert.ok(m.body.price.amount > 0, 'billed like any message');
     const list = await request(server, 'GET', '/sms/v1/messages?searchBy[refClient]=signup-42', { key: t.key });
-    assert.deepEqual(list.body.items.map((x: any) => x.body.text), ['Your code is ******']);
+    assert.deepEqual(
+      list.body.items.map((x: any) => x.body.text),
+      ['Your code is ******'],
+    );
     assert.equal(list.text.includes(code), false);
 
     const wrong = await check(server, t, otp.otpId, code === '000000' ? '111111' : '000000');
@@ -146,7 +156,11 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     assert.deepEqual((await check(server, t, otp.otpId, bad)).body, { status: 'PENDING', attempts: { max: 3, used: 1 } });
     assert.deepEqual((await check(server, t, otp.otpId, bad)).body, { status: 'PENDING', attempts: { max: 3, used: 2 } });
     assert.deepEqual((await check(server, t, otp.otpId, bad)).body, { status: 'CANCELLED', detail: 'MAX_ATTEMPTS', attempts: { max: 3, used: 3 } });
-    assert.deepEqual((await check(server, t, otp.otpId, code.toLowerCase())).body, { status: 'CANCELLED', detail: 'MAX_ATTEMPTS', attempts: { max: 3, used: 3 } });
+    assert.deepEqual((await check(server, t, otp.otpId, code.toLowerCase())).body, {
+      status: 'CANCELLED',
+      detail: 'MAX_ATTEMPTS',
+      attempts: { max: 3, used: 3 },
+    });
     // The number may have a new code at once: the cancelled one is not pending any more.
     const next = await sent(server, t, { recipient: { to: '33612340102' } });
     assert.notEqual(next.otpId, otp.otpId);
@@ -190,7 +204,12 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     }
     await sleep(COOLDOWN_S * 1000 + 50);
     const capped = await ask(server, t, { recipient: { to: '33612340104' } });
-    assertError(capped, 429, '429.001', new RegExp(`^recipient\\.to: ${SENDS_PER_HOUR} codes were sent to this number in the last hour; at most ${SENDS_PER_HOUR}$`));
+    assertError(
+      capped,
+      429,
+      '429.001',
+      new RegExp(`^recipient\\.to: ${SENDS_PER_HOUR} codes were sent to this number in the last hour; at most ${SENDS_PER_HOUR}$`),
+    );
     assert.ok(Number(capped.headers.get('retry-after')) > 3_590, `retry-after ${capped.headers.get('retry-after')}`);
     // Another number is not concerned.
     await sent(server, t, { recipient: { to: '33612340105' } });
@@ -206,11 +225,15 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     assert.match(heard.text, /^Hello, here is a voice message\.\nYour code is \d, \d, \d, \d$/);
     const code = await codeOnHandset(server, '33612340106');
 
-    const call = await eventually(async () => {
-      const r = await request(server, 'GET', `/voice/v1/messages/${otp.messageId}`, { key: t.voiceKey });
-      assert.equal(r.status, 200, r.text);
-      return r.body.status.value === 'DELIVERED' ? r : undefined;
-    }, 10_000, 'the call answered');
+    const call = await eventually(
+      async () => {
+        const r = await request(server, 'GET', `/voice/v1/messages/${otp.messageId}`, { key: t.voiceKey });
+        assert.equal(r.status, 200, r.text);
+        return r.body.status.value === 'DELIVERED' ? r : undefined;
+      },
+      10_000,
+      'the call answered',
+    );
     assert.equal(call.body.body.text, 'Your code is ****');
     assert.equal(call.body.body.masked, true);
     assert.ok(call.body.duration > 1, `duration ${call.body.duration}`);
@@ -227,7 +250,10 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     const t = await organisation(server, receiver, '/fallback');
     // Text messages to 3361239… go through a simulated operator that takes them and reports them delivered only after
     // 10 minutes; calls still go through the simulated voice network.
-    const slow = await request(server, 'POST', '/admin/v1/connectors', { key: server.adminKey, body: { name: 'slow-sms', type: 'SIMULATOR', receiptLatencyMs: 600_000 } });
+    const slow = await request(server, 'POST', '/admin/v1/connectors', {
+      key: server.adminKey,
+      body: { name: 'slow-sms', type: 'SIMULATOR', receiptLatencyMs: 600_000 },
+    });
     assert.equal(slow.status, 201, slow.text);
     const route = await request(server, 'POST', '/admin/v1/routes', {
       key: server.adminKey,
@@ -238,10 +264,14 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     assert.equal(otp.channel, 'SMS');
     // A text message that is delivered in time has no call after it.
     const ok = await sent(server, t, { recipient: { to: '33612340107' }, fallbackAfterSeconds: 5 });
-    const after = await eventually(async () => {
-      const r = await request(server, 'GET', `/sms/v1/otp/${otp.otpId}`, { key: t.key });
-      return r.body.channel === 'VOICE' ? r.body : undefined;
-    }, 15_000, 'the fallback call');
+    const after = await eventually(
+      async () => {
+        const r = await request(server, 'GET', `/sms/v1/otp/${otp.otpId}`, { key: t.key });
+        return r.body.channel === 'VOICE' ? r.body : undefined;
+      },
+      15_000,
+      'the fallback call',
+    );
     assert.notEqual(after.messageId, otp.messageId);
     assert.equal(after.status, 'PENDING');
     const heard = await eventually(async () => (await inbox(server, '33612390101'))[0], 10_000, 'the call');
@@ -274,18 +304,33 @@ forEachDialect('one-time passwords (verify API)', (dialect) => {
     assertError(await ask(server, t, { recipient: { to: '33612340109' }, codeLength: 3 }), 400, '400.001', /^body\.codeLength/);
     assertError(await ask(server, t, { recipient: { to: '33612340109' }, ttlSeconds: 20 }), 400, '400.001', /^body\.ttlSeconds/);
     assertError(await ask(server, t, { recipient: { to: '0612340109' } }), 400, '400.003', /^body\.recipient\.to/);
-    assertError(await ask(server, t, { recipient: { to: '33612340109' }, channel: 'VOICE', fallbackAfterSeconds: 10 }), 400, '400.001', /^body\.fallbackAfterSeconds: a call is a fallback/);
+    assertError(
+      await ask(server, t, { recipient: { to: '33612340109' }, channel: 'VOICE', fallbackAfterSeconds: 10 }),
+      400,
+      '400.001',
+      /^body\.fallbackAfterSeconds: a call is a fallback/,
+    );
     assertError(
       await ask(server, t, { recipient: { to: '33612340109' }, fallbackAfterSeconds: 60, ttlSeconds: 60 }),
       400,
       '400.001',
       /^body\.fallbackAfterSeconds: must be shorter than ttlSeconds/,
     );
-    assertError(await ask(server, t, { recipient: { to: '33612340109' }, channel: 'VOICE', template: `${'x'.repeat(150)} {code}` }), 400, '400.001', /^body\.template: read out with its code/);
+    assertError(
+      await ask(server, t, { recipient: { to: '33612340109' }, channel: 'VOICE', template: `${'x'.repeat(150)} {code}` }),
+      400,
+      '400.001',
+      /^body\.template: read out with its code/,
+    );
     assertError(await check(server, t, otp.otpId, ' - '), 400, '400.001', /^body\.code: is required/);
 
     const smsOnly = await createTenant(server, { balance: 5 });
-    assertError(await ask(server, smsOnly, { recipient: { to: '33612340109' }, channel: 'VOICE' }), 409, '409.001', /^body\.channel: the organisation has no VOICE channel/);
+    assertError(
+      await ask(server, smsOnly, { recipient: { to: '33612340109' }, channel: 'VOICE' }),
+      409,
+      '409.001',
+      /^body\.channel: the organisation has no VOICE channel/,
+    );
     assertError(await request(server, 'GET', `/sms/v1/otp/${otp.otpId}`, { key: smsOnly.key }), 404, '404.001');
     assertError(await check(server, smsOnly, otp.otpId, code), 404, '404.001');
     assertError(await request(server, 'POST', '/sms/v1/otp', { key: t.voiceKey, body: { recipient: { to: '33612340109' } } }), 403, '403.005');

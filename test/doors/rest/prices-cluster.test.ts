@@ -8,7 +8,7 @@ const skip = process.env.TERN_TEST_DATABASE_URL ? false : 'PostgreSQL not availa
 describe('prices across a cluster [postgres]', { skip }, () => {
   test('a price set on one node is charged by the others within a second', async () => {
     const first = await startTestServer('postgres');
-    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
     try {
       const t = await createTenant(first, { balance: 10 });
       const send = async () => {
@@ -18,7 +18,10 @@ describe('prices across a cluster [postgres]', { skip }, () => {
       };
       const before = await send();
       const newPrice = before === 0.5 ? 0.25 : 0.5;
-      const put = await request(first, 'PUT', '/admin/v1/prices', { key: first.adminKey, body: { items: [{ channelType: 'SMS', country: 'FR', amount: newPrice }] } });
+      const put = await request(first, 'PUT', '/admin/v1/prices', {
+        key: first.adminKey,
+        body: { items: [{ channelType: 'SMS', country: 'FR', amount: newPrice }] },
+      });
       assert.equal(put.status, 200, put.text);
       const changedAt = Date.now();
       await eventually(async () => ((await send()) === newPrice ? true : undefined), 5_000, 'the new price charged on the other node');

@@ -65,7 +65,11 @@ async function concurrentSendsTakeOneCharge(opener: TestServer, senders: TestSer
     const user = userOf(prefix, round);
     const conversation = await openedByMo(opener, t, user);
     const sent = await Promise.all(senders.map((s, i) => sendTo(s, t, user, `reply ${round}.${i}`)));
-    assert.deepEqual(sent.map((m) => [m.price.kind, m.conversationId]), sent.map(() => ['CONVERSATION', conversation.conversationId]), `round ${round}`);
+    assert.deepEqual(
+      sent.map((m) => [m.price.kind, m.conversationId]),
+      sent.map(() => ['CONVERSATION', conversation.conversationId]),
+      `round ${round}`,
+    );
     assert.equal(sent.filter((m) => m.price.amount === CONVERSATION).length, 1, `round ${round}: ${JSON.stringify(sent.map((m) => m.price))}`);
     assert.equal(sent.filter((m) => m.price.amount === 0).length, senders.length - 1, `round ${round}`);
     const conversations = await conversationsOf(opener, t, user);
@@ -108,7 +112,7 @@ describe('RCS conversations across a cluster [postgres]', { skip }, () => {
     // Created before the second node starts, so it routes their agents' MOs from its first read of the channels.
     sending = await rcsTenant(first, 10);
     replying = await rcsTenant(first, 10);
-    second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
   });
   after(async () => {
     await second?.stop();

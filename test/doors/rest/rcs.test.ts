@@ -2,17 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { type Receiver, startReceiver } from '../../support/receiver.ts';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
-
 
 const BASIC = 0.04;
 const SINGLE = 0.06;
@@ -141,13 +132,23 @@ forEachDialect('RCS', (dialect) => {
       ['carousel', { type: 'CAROUSEL', contents: [cardContent('One'), cardContent('Two'), { title: 'Three' }] }, 'SINGLE', SINGLE],
       [
         'carousel of wrapped cards',
-        { type: 'CAROUSEL', cardWidth: 'SMALL', contents: [{ content: cardContent('A') }, { content: { title: 'B', suggestions: [suggestionsOfEveryType[0]] } }] },
+        {
+          type: 'CAROUSEL',
+          cardWidth: 'SMALL',
+          contents: [{ content: cardContent('A') }, { content: { title: 'B', suggestions: [suggestionsOfEveryType[0]] } }],
+        },
         'SINGLE',
         SINGLE,
       ],
       [
         'file',
-        { type: 'FILE', fileUrl: 'https://cdn.example.com/menu.pdf', thumbnailUrl: 'https://cdn.example.com/menu.png', filename: 'menu.pdf', contentType: 'application/pdf' },
+        {
+          type: 'FILE',
+          fileUrl: 'https://cdn.example.com/menu.pdf',
+          thumbnailUrl: 'https://cdn.example.com/menu.png',
+          filename: 'menu.pdf',
+          contentType: 'application/pdf',
+        },
         'SINGLE',
         SINGLE,
       ],
@@ -178,7 +179,12 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(await balance(server, t), round6(5 - spent));
     for (const id of ids) assert.ok(['DELIVERED', 'READ'].includes((await statusOf(server, t, id, ['DELIVERED', 'READ'])).status.value));
 
-    const withValidity = await send(server, t, { recipient: { to: '33612345678' }, body: text('hi'), validity: { amount: 90, timeUnit: 'MINUTES' }, from: t.agent });
+    const withValidity = await send(server, t, {
+      recipient: { to: '33612345678' },
+      body: text('hi'),
+      validity: { amount: 90, timeUnit: 'MINUTES' },
+      from: t.agent,
+    });
     assert.deepEqual(withValidity.body.validity, { amount: 90, timeUnit: 'MINUTES' });
     const fifteenDays = await send(server, t, { recipient: { to: '33612345678' }, body: text('hi'), validity: { amount: 15, timeUnit: 'DAYS' } });
     assert.equal(fifteenDays.status, 201, fifteenDays.text);
@@ -196,42 +202,138 @@ forEachDialect('RCS', (dialect) => {
     const cases: Array<[string, Record<string, unknown>, RegExp, string?]> = [
       ['text over 3072', { body: text('a'.repeat(3073)) }, /body\.body\.text: must NOT have more than 3072 characters/],
       ['empty text', { body: text('') }, /body\.body\.text/],
-      ['12 suggestions', { body: text('x', { suggestions: Array.from({ length: 12 }, () => reply()) }) }, /body\.body\.suggestions: must NOT have more than 11 items/],
-      ['suggestion text over 25', { body: text('x', { suggestions: [reply(), reply({ text: 'x'.repeat(26) })] }) }, /body\.body\.suggestions\[1\]\.text: must NOT have more than 25/],
-      ['postbackData over 2048', { body: text('x', { suggestions: [reply({ postbackData: 'p'.repeat(2049) })] }) }, /body\.body\.suggestions\[0\]\.postbackData: must NOT have more than 2048/],
-      ['suggestion without postbackData', { body: text('x', { suggestions: [{ type: 'REPLY', text: 'Yes' }] }) }, /body\.body\.suggestions\[0\]\.postbackData: is required/],
+      [
+        '12 suggestions',
+        { body: text('x', { suggestions: Array.from({ length: 12 }, () => reply()) }) },
+        /body\.body\.suggestions: must NOT have more than 11 items/,
+      ],
+      [
+        'suggestion text over 25',
+        { body: text('x', { suggestions: [reply(), reply({ text: 'x'.repeat(26) })] }) },
+        /body\.body\.suggestions\[1\]\.text: must NOT have more than 25/,
+      ],
+      [
+        'postbackData over 2048',
+        { body: text('x', { suggestions: [reply({ postbackData: 'p'.repeat(2049) })] }) },
+        /body\.body\.suggestions\[0\]\.postbackData: must NOT have more than 2048/,
+      ],
+      [
+        'suggestion without postbackData',
+        { body: text('x', { suggestions: [{ type: 'REPLY', text: 'Yes' }] }) },
+        /body\.body\.suggestions\[0\]\.postbackData: is required/,
+      ],
       ['unknown suggestion type', { body: text('x', { suggestions: [reply({ type: 'SHARE' })] }) }, /body\.body\.suggestions\[0\]\.type: must be one of/],
       ['OPEN_URL without url', { body: text('x', { suggestions: [reply({ type: 'OPEN_URL' })] }) }, /body\.body\.suggestions\[0\]\.url: is required/],
-      ['OPEN_URL with a bad url', { body: text('x', { suggestions: [reply({ type: 'OPEN_URL', url: 'example' })] }) }, /body\.body\.suggestions\[0\]\.url: must be an absolute URL/],
-      ['DIAL_PHONE without a number', { body: text('x', { suggestions: [reply({ type: 'DIAL_PHONE' })] }) }, /body\.body\.suggestions\[0\]\.phoneNumber: is required/],
+      [
+        'OPEN_URL with a bad url',
+        { body: text('x', { suggestions: [reply({ type: 'OPEN_URL', url: 'example' })] }) },
+        /body\.body\.suggestions\[0\]\.url: must be an absolute URL/,
+      ],
+      [
+        'DIAL_PHONE without a number',
+        { body: text('x', { suggestions: [reply({ type: 'DIAL_PHONE' })] }) },
+        /body\.body\.suggestions\[0\]\.phoneNumber: is required/,
+      ],
       [
         'calendar event ending before it starts',
-        { body: text('x', { suggestions: [reply({ type: 'CREATE_CALENDAR_EVENT', title: 'T', startTime: '2026-09-01T10:00:00', endTime: '2026-09-01T09:00:00' })] }) },
+        {
+          body: text('x', {
+            suggestions: [reply({ type: 'CREATE_CALENDAR_EVENT', title: 'T', startTime: '2026-09-01T10:00:00', endTime: '2026-09-01T09:00:00' })],
+          }),
+        },
         /body\.body\.suggestions\[0\]\.endTime: must not be before startTime/,
       ],
-      ['calendar event without title', { body: text('x', { suggestions: [reply({ type: 'CREATE_CALENDAR_EVENT', startTime: '2026-09-01T10:00:00', endTime: '2026-09-01T11:00:00' })] }) }, /suggestions\[0\]\.title: is required/],
-      ['latitude out of range', { body: text('x', { suggestions: [reply({ type: 'SHOW_LOCATION', latitude: 91, longitude: 2 })] }) }, /body\.body\.suggestions\[0\]\.latitude: must be <= 90/],
-      ['REPLY with a url', { body: text('x', { suggestions: [reply({ url: 'https://e.com' })] }) }, /body\.body\.suggestions\[0\]\.url: is not an allowed field/],
+      [
+        'calendar event without title',
+        { body: text('x', { suggestions: [reply({ type: 'CREATE_CALENDAR_EVENT', startTime: '2026-09-01T10:00:00', endTime: '2026-09-01T11:00:00' })] }) },
+        /suggestions\[0\]\.title: is required/,
+      ],
+      [
+        'latitude out of range',
+        { body: text('x', { suggestions: [reply({ type: 'SHOW_LOCATION', latitude: 91, longitude: 2 })] }) },
+        /body\.body\.suggestions\[0\]\.latitude: must be <= 90/,
+      ],
+      [
+        'REPLY with a url',
+        { body: text('x', { suggestions: [reply({ url: 'https://e.com' })] }) },
+        /body\.body\.suggestions\[0\]\.url: is not an allowed field/,
+      ],
       ['card title over 200', { body: { type: 'CARD', content: { title: 't'.repeat(201) } } }, /body\.body\.content\.title: must NOT have more than 200/],
-      ['card description over 2000', { body: { type: 'CARD', content: { title: 't', description: 'd'.repeat(2001) } } }, /body\.body\.content\.description: must NOT have more than 2000/],
-      ['media fileUrl over 255', { body: { type: 'CARD', content: { media: { fileUrl: tooLongUrl } } } }, /body\.body\.content\.media\.fileUrl: must NOT have more than 255/],
-      ['media height', { body: { type: 'CARD', content: { media: { fileUrl: 'https://e.com/a.png', height: 'HUGE' } } } }, /body\.body\.content\.media\.height: must be one of SHORT, MEDIUM, TALL/],
-      ['5 card suggestions', { body: { type: 'CARD', content: { title: 't', suggestions: Array.from({ length: 5 }, () => reply()) } } }, /body\.body\.content\.suggestions: must NOT have more than 4 items/],
-      ['12 suggestions under a card', { body: { type: 'CARD', content: { title: 't' }, suggestions: Array.from({ length: 12 }, () => reply()) } }, /body\.body\.suggestions: must NOT have more than 11/],
-      ['card with neither title nor media', { body: { type: 'CARD', content: { description: 'just words' } } }, /body\.body\.content: a card needs a title or media/],
-      ['orientation', { body: { type: 'CARD', content: { title: 't' }, orientation: 'DIAGONAL' } }, /body\.body\.orientation: must be one of VERTICAL, HORIZONTAL/],
+      [
+        'card description over 2000',
+        { body: { type: 'CARD', content: { title: 't', description: 'd'.repeat(2001) } } },
+        /body\.body\.content\.description: must NOT have more than 2000/,
+      ],
+      [
+        'media fileUrl over 255',
+        { body: { type: 'CARD', content: { media: { fileUrl: tooLongUrl } } } },
+        /body\.body\.content\.media\.fileUrl: must NOT have more than 255/,
+      ],
+      [
+        'media height',
+        { body: { type: 'CARD', content: { media: { fileUrl: 'https://e.com/a.png', height: 'HUGE' } } } },
+        /body\.body\.content\.media\.height: must be one of SHORT, MEDIUM, TALL/,
+      ],
+      [
+        '5 card suggestions',
+        { body: { type: 'CARD', content: { title: 't', suggestions: Array.from({ length: 5 }, () => reply()) } } },
+        /body\.body\.content\.suggestions: must NOT have more than 4 items/,
+      ],
+      [
+        '12 suggestions under a card',
+        { body: { type: 'CARD', content: { title: 't' }, suggestions: Array.from({ length: 12 }, () => reply()) } },
+        /body\.body\.suggestions: must NOT have more than 11/,
+      ],
+      [
+        'card with neither title nor media',
+        { body: { type: 'CARD', content: { description: 'just words' } } },
+        /body\.body\.content: a card needs a title or media/,
+      ],
+      [
+        'orientation',
+        { body: { type: 'CARD', content: { title: 't' }, orientation: 'DIAGONAL' } },
+        /body\.body\.orientation: must be one of VERTICAL, HORIZONTAL/,
+      ],
       ['wrong key: card', { body: { type: 'CARD', card: { title: 't' } } }, /body\.body\.content: is required/],
-      ['wrong key: card next to content', { body: { type: 'CARD', content: { title: 't' }, card: { title: 't' } } }, /body\.body\.card: is not an allowed field/],
+      [
+        'wrong key: card next to content',
+        { body: { type: 'CARD', content: { title: 't' }, card: { title: 't' } } },
+        /body\.body\.card: is not an allowed field/,
+      ],
       ['wrong key: cards', { body: { type: 'CAROUSEL', contents: cards(2), cards: cards(2) } }, /body\.body\.cards: is not an allowed field/],
       ['wrong key: cards alone', { body: { type: 'CAROUSEL', cards: cards(2) } }, /body\.body\.contents: is required/],
-      ['wrong key: media.url', { body: { type: 'CARD', content: { media: { fileUrl: 'https://e.com/a.png', url: 'https://e.com/a.png' } } } }, /body\.body\.content\.media\.url: is not an allowed field/],
-      ['wrong key: media.url alone', { body: { type: 'CARD', content: { media: { url: 'https://e.com/a.png' } } } }, /body\.body\.content\.media\.fileUrl: is required/],
+      [
+        'wrong key: media.url',
+        { body: { type: 'CARD', content: { media: { fileUrl: 'https://e.com/a.png', url: 'https://e.com/a.png' } } } },
+        /body\.body\.content\.media\.url: is not an allowed field/,
+      ],
+      [
+        'wrong key: media.url alone',
+        { body: { type: 'CARD', content: { media: { url: 'https://e.com/a.png' } } } },
+        /body\.body\.content\.media\.fileUrl: is required/,
+      ],
       ['carousel of 1', { body: { type: 'CAROUSEL', contents: cards(1) } }, /body\.body\.contents: must NOT have fewer than 2 items/],
       ['carousel of 11', { body: { type: 'CAROUSEL', contents: cards(11) } }, /body\.body\.contents: must NOT have more than 10 items/],
-      ['carousel card title', { body: { type: 'CAROUSEL', contents: [...cards(2), { content: { title: 't'.repeat(201) } }] } }, /body\.body\.contents\[2\]\.content\.title: must NOT have more than 200/],
-      ['carousel plain card title', { body: { type: 'CAROUSEL', contents: [...cards(2), { title: 't'.repeat(201) }] } }, /body\.body\.contents\[2\]\.title: must NOT have more than 200/],
-      ['carousel card without title or media', { body: { type: 'CAROUSEL', contents: [...cards(2), { description: 'd' }] } }, /body\.body\.contents\[2\]: a card needs a title or media/],
-      ['carousel card suggestions', { body: { type: 'CAROUSEL', contents: [...cards(1), { content: { title: 't', suggestions: Array.from({ length: 5 }, () => reply()) } }] } }, /body\.body\.contents\[1\]\.content\.suggestions: must NOT have more than 4/],
+      [
+        'carousel card title',
+        { body: { type: 'CAROUSEL', contents: [...cards(2), { content: { title: 't'.repeat(201) } }] } },
+        /body\.body\.contents\[2\]\.content\.title: must NOT have more than 200/,
+      ],
+      [
+        'carousel plain card title',
+        { body: { type: 'CAROUSEL', contents: [...cards(2), { title: 't'.repeat(201) }] } },
+        /body\.body\.contents\[2\]\.title: must NOT have more than 200/,
+      ],
+      [
+        'carousel card without title or media',
+        { body: { type: 'CAROUSEL', contents: [...cards(2), { description: 'd' }] } },
+        /body\.body\.contents\[2\]: a card needs a title or media/,
+      ],
+      [
+        'carousel card suggestions',
+        { body: { type: 'CAROUSEL', contents: [...cards(1), { content: { title: 't', suggestions: Array.from({ length: 5 }, () => reply()) } }] } },
+        /body\.body\.contents\[1\]\.content\.suggestions: must NOT have more than 4/,
+      ],
       ['cardWidth', { body: { type: 'CAROUSEL', contents: cards(2), cardWidth: 'LARGE' } }, /body\.body\.cardWidth: must be one of SMALL, MEDIUM/],
       ['file without fileUrl', { body: { type: 'FILE', filename: 'a.pdf' } }, /body\.body\.fileUrl: is required/],
       ['file url over 255', { body: { type: 'FILE', fileUrl: tooLongUrl } }, /body\.body\.fileUrl: must NOT have more than 255/],
@@ -278,7 +380,12 @@ forEachDialect('RCS', (dialect) => {
     assertError(await request(server, 'GET', '/rcs/v1/capabilities/33612345678', { key: sms.key }), 403, '403.005');
     assertError(await request(server, 'GET', '/rcs/v1/conversations', { key: sms.key }), 403, '403.005');
     const smsBody = { recipient: { to: '33612345678' }, body: { text: 'hi' } };
-    assertError(await request(server, 'POST', '/sms/v1/messages', { key: rcs.key, body: smsBody }), 403, '403.005', /SMS channels; the key belongs to a RCS channel/);
+    assertError(
+      await request(server, 'POST', '/sms/v1/messages', { key: rcs.key, body: smsBody }),
+      403,
+      '403.005',
+      /SMS channels; the key belongs to a RCS channel/,
+    );
     assertError(await request(server, 'GET', '/sms/v1/messages', { key: rcs.key }), 403, '403.005');
     assertError(await request(server, 'POST', '/rcs/v1/messages', { body: rcsBody }), 401, '401.001');
     const sent = await send(server, rcs, rcsBody);
@@ -300,13 +407,21 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(invalid.body.capable, false, 'not a valid number: not capable');
     assertError(await request(server, 'GET', '/rcs/v1/capabilities/hello', { key: t.key }), 400, '400.003', /path\.msisdn/);
 
-    const r = await send(server, t, { recipient: { to: '33612345679' }, body: { type: 'CARD', content: { title: 'Offer' } }, callbackUrlStatus: `${receiver.url}/cap` });
+    const r = await send(server, t, {
+      recipient: { to: '33612345679' },
+      body: { type: 'CARD', content: { title: 'Offer' } },
+      callbackUrlStatus: `${receiver.url}/cap`,
+    });
     assert.equal(r.status, 201, r.text);
     assert.deepEqual([r.body.status.value, r.body.status.detail], ['UNDELIVERABLE', 'NOT_RCS_CAPABLE']);
     assert.deepEqual(r.body.price, { amount: 0, currency: 'EUR', kind: 'SINGLE' });
     assert.equal(r.body.fallbackMessageId, undefined);
     assert.equal(await balance(server, t), 1);
-    const hook = await eventually(async () => receiver.delivered().find((x) => x.url === '/cap' && x.json?.messageId === r.body.messageId), 10_000, 'status webhook');
+    const hook = await eventually(
+      async () => receiver.delivered().find((x) => x.url === '/cap' && x.json?.messageId === r.body.messageId),
+      10_000,
+      'status webhook',
+    );
     assert.equal(hook.json.status.detail, 'NOT_RCS_CAPABLE');
     const submitted = await server.app.store.db.selectFrom('connector_records').select('key').where('key', '=', r.body.messageId).execute();
     assert.equal(submitted.length, 0, 'never sent to the operator');
@@ -330,10 +445,14 @@ forEachDialect('RCS', (dialect) => {
     assert.deepEqual(m.price, { amount: 0, currency: 'EUR', kind: 'SINGLE' });
     assert.deepEqual(m.fallback, { text: 'Our offer: https://e.com/o', from: 'ACME' });
     assert.match(m.fallbackMessageId, /^[0-9a-f-]{36}$/);
-    const sms = await eventually(async () => {
-      const g = await request(server, 'GET', `/sms/v1/messages/${m.fallbackMessageId}`, { key: t.smsKey });
-      return g.body.status?.value === 'DELIVERED' ? g.body : undefined;
-    }, 15_000, 'fallback SMS delivered');
+    const sms = await eventually(
+      async () => {
+        const g = await request(server, 'GET', `/sms/v1/messages/${m.fallbackMessageId}`, { key: t.smsKey });
+        return g.body.status?.value === 'DELIVERED' ? g.body : undefined;
+      },
+      15_000,
+      'fallback SMS delivered',
+    );
     assert.equal(sms.type, 'SMS');
     assert.equal(sms.channel.channelId, t.smsChannelId);
     assert.equal(sms.recipient.to, '33612345679');
@@ -343,21 +462,32 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(sms.fallbackFor, m.messageId);
     assert.deepEqual(sms.price, { amount: FR_SMS, currency: 'EUR' });
     assert.equal(await balance(server, t), round6(2 - FR_SMS), 'only the SMS is charged');
-    const hooks = await eventually(async () => {
-      const got = receiver.delivered().filter((x) => x.url === '/fb-now');
-      const rcsHook = got.find((x) => x.json.messageId === m.messageId);
-      const smsHook = got.find((x) => x.json.messageId === m.fallbackMessageId && x.json.status.value === 'DELIVERED');
-      return rcsHook && smsHook ? { rcsHook, smsHook } : undefined;
-    }, 15_000, 'RCS and SMS webhooks');
+    const hooks = await eventually(
+      async () => {
+        const got = receiver.delivered().filter((x) => x.url === '/fb-now');
+        const rcsHook = got.find((x) => x.json.messageId === m.messageId);
+        const smsHook = got.find((x) => x.json.messageId === m.fallbackMessageId && x.json.status.value === 'DELIVERED');
+        return rcsHook && smsHook ? { rcsHook, smsHook } : undefined;
+      },
+      15_000,
+      'RCS and SMS webhooks',
+    );
     assert.deepEqual([hooks.rcsHook.json.status.value, hooks.rcsHook.json.status.detail], ['UNDELIVERED', 'FALLBACK_SMS']);
     assert.equal(hooks.rcsHook.json.fallbackMessageId, m.fallbackMessageId);
     assert.equal(hooks.smsHook.json.type, 'SMS');
     const got = await request(server, 'GET', `/rcs/v1/messages/${m.messageId}`, { key: t.key });
     assert.deepEqual([got.body.status.value, got.body.fallbackMessageId], ['UNDELIVERED', m.fallbackMessageId]);
     const smsList = await request(server, 'GET', '/sms/v1/messages', { key: t.smsKey });
-    assert.deepEqual(smsList.body.items.map((x: any) => x.messageId), [m.fallbackMessageId]);
+    assert.deepEqual(
+      smsList.body.items.map((x: any) => x.messageId),
+      [m.fallbackMessageId],
+    );
     const rcsList = await request(server, 'GET', '/rcs/v1/messages', { key: t.key });
-    assert.deepEqual(rcsList.body.items.map((x: any) => x.messageId), [m.messageId], 'the SMS is not listed as RCS');
+    assert.deepEqual(
+      rcsList.body.items.map((x: any) => x.messageId),
+      [m.messageId],
+      'the SMS is not listed as RCS',
+    );
 
     const capable = await send(server, t, { recipient: { to: '33612345678' }, body: text('hi'), fallback: { text: 'hi by SMS' } });
     assert.equal(capable.body.status.value, 'ENROUTE', 'a capable recipient gets the RCS message');
@@ -382,23 +512,37 @@ forEachDialect('RCS', (dialect) => {
     assert.deepEqual([ended.status.value, ended.status.detail], ['UNDELIVERED', 'FALLBACK_SMS']);
     assert.deepEqual(ended.price, { amount: 0, currency: 'EUR', kind: 'BASIC' }, 'refunded');
     const smsId = ended.fallbackMessageId;
-    const sms = await eventually(async () => {
-      const g = await request(server, 'GET', `/sms/v1/messages/${smsId}`, { key: t.smsKey });
-      return g.body.status?.value === 'DELIVERED' ? g.body : undefined;
-    }, 15_000, 'fallback SMS delivered');
+    const sms = await eventually(
+      async () => {
+        const g = await request(server, 'GET', `/sms/v1/messages/${smsId}`, { key: t.smsKey });
+        return g.body.status?.value === 'DELIVERED' ? g.body : undefined;
+      },
+      15_000,
+      'fallback SMS delivered',
+    );
     assert.equal(sms.body.text, 'Your table is ready (SMS)');
     assert.equal(sms.from, 'ACME', "the SMS channel's default sender");
     assert.equal(await balance(server, t), round6(2 - FR_SMS));
-    const hooks = await eventually(async () => {
-      const got = receiver.delivered().filter((x) => x.url === '/fb-expiry');
-      const rcsHook = got.find((x) => x.json.messageId === r.body.messageId && x.json.status.value === 'UNDELIVERED');
-      const smsHook = got.find((x) => x.json.messageId === smsId && x.json.status.value === 'DELIVERED');
-      return rcsHook && smsHook ? { rcsHook, smsHook } : undefined;
-    }, 15_000, 'RCS and SMS webhooks');
+    const hooks = await eventually(
+      async () => {
+        const got = receiver.delivered().filter((x) => x.url === '/fb-expiry');
+        const rcsHook = got.find((x) => x.json.messageId === r.body.messageId && x.json.status.value === 'UNDELIVERED');
+        const smsHook = got.find((x) => x.json.messageId === smsId && x.json.status.value === 'DELIVERED');
+        return rcsHook && smsHook ? { rcsHook, smsHook } : undefined;
+      },
+      15_000,
+      'RCS and SMS webhooks',
+    );
     assert.equal(hooks.rcsHook.json.status.detail, 'FALLBACK_SMS');
     assert.equal(hooks.smsHook.json.fallbackFor, r.body.messageId);
     const events = await request(server, 'GET', `/rcs/v1/messages/${r.body.messageId}/events`, { key: t.key });
-    assert.deepEqual(events.body.items.map((e: any) => [e.status, e.detail]), [['ENROUTE', undefined], ['UNDELIVERED', 'FALLBACK_SMS']]);
+    assert.deepEqual(
+      events.body.items.map((e: any) => [e.status, e.detail]),
+      [
+        ['ENROUTE', undefined],
+        ['UNDELIVERED', 'FALLBACK_SMS'],
+      ],
+    );
     const sub = await server.app.store.db.selectFrom('connector_records').selectAll().where('key', '=', r.body.messageId).executeTakeFirst();
     assert.ok(sub, 'the operator took it');
     assert.equal(sub.due_at, null, 'revoked at the operator');
@@ -417,11 +561,21 @@ forEachDialect('RCS', (dialect) => {
     const read = await statusOf(server, t, auto.body.messageId, ['READ'], 'the automatic read');
     assert.equal('detail' in read.status, false);
     const events = await request(server, 'GET', `/rcs/v1/messages/${auto.body.messageId}/events`, { key: t.key });
-    assert.deepEqual(events.body.items.map((e: any) => e.status), ['ENROUTE', 'DELIVERED', 'READ']);
-    await eventually(async () => {
-      const statuses = receiver.delivered().filter((x) => x.url === '/read' && x.json.messageId === auto.body.messageId).map((x) => x.json.status.value);
-      return statuses.includes('DELIVERED') && statuses.includes('READ') ? true : undefined;
-    }, 10_000, 'DELIVERED and READ webhooks');
+    assert.deepEqual(
+      events.body.items.map((e: any) => e.status),
+      ['ENROUTE', 'DELIVERED', 'READ'],
+    );
+    await eventually(
+      async () => {
+        const statuses = receiver
+          .delivered()
+          .filter((x) => x.url === '/read' && x.json.messageId === auto.body.messageId)
+          .map((x) => x.json.status.value);
+        return statuses.includes('DELIVERED') && statuses.includes('READ') ? true : undefined;
+      },
+      10_000,
+      'DELIVERED and READ webhooks',
+    );
 
     const manual = await send(server, t, { recipient: { to: '33612340008' }, body: text('hello') });
     await statusOf(server, t, manual.body.messageId, ['DELIVERED'], 'delivery');
@@ -431,11 +585,19 @@ forEachDialect('RCS', (dialect) => {
     const again = await request(server, 'POST', '/admin/v1/simulator/rcs/read', { key: server.adminKey, body: { messageId: manual.body.messageId } });
     assert.equal(again.body.status.value, 'READ', 'a second read changes nothing');
     const evs = await request(server, 'GET', `/rcs/v1/messages/${manual.body.messageId}/events`, { key: t.key });
-    assert.deepEqual(evs.body.items.map((e: any) => e.status), ['ENROUTE', 'DELIVERED', 'READ']);
+    assert.deepEqual(
+      evs.body.items.map((e: any) => e.status),
+      ['ENROUTE', 'DELIVERED', 'READ'],
+    );
 
     const failed = await send(server, t, { recipient: { to: '33612340001' }, body: text('x') });
     await statusOf(server, t, failed.body.messageId, ['UNDELIVERED'], 'the undelivered one');
-    assertError(await request(server, 'POST', '/admin/v1/simulator/rcs/read', { key: server.adminKey, body: { messageId: failed.body.messageId } }), 409, '409.001', /UNDELIVERED/);
+    assertError(
+      await request(server, 'POST', '/admin/v1/simulator/rcs/read', { key: server.adminKey, body: { messageId: failed.body.messageId } }),
+      409,
+      '409.001',
+      /UNDELIVERED/,
+    );
     assertError(
       await request(server, 'POST', '/admin/v1/simulator/rcs/read', { key: server.adminKey, body: { messageId: '01900000-0000-7000-8000-000000000000' } }),
       404,
@@ -447,7 +609,12 @@ forEachDialect('RCS', (dialect) => {
   test('MO of each type is stored, listed and sent to callbackUrlMo with its originMessageId', async () => {
     const t = await rcsTenant(server, { balance: 1, channel: { defaultCallbackUrlMo: `${receiver.url}/mo-default` } });
     const user = '33611111231';
-    const mt = await send(server, t, { recipient: { to: user }, body: text('How was your visit?'), callbackUrlMo: `${receiver.url}/mo`, refClient: 'survey-1' });
+    const mt = await send(server, t, {
+      recipient: { to: user },
+      body: text('How was your visit?'),
+      callbackUrlMo: `${receiver.url}/mo`,
+      refClient: 'survey-1',
+    });
     assert.equal(mt.status, 201);
     const bodies = [
       { type: 'TEXT', text: 'Great, thanks' },
@@ -456,10 +623,14 @@ forEachDialect('RCS', (dialect) => {
       { type: 'FILE', fileUrl: 'https://files.example.com/photo.jpg', filename: 'photo.jpg', contentType: 'image/jpeg' },
     ];
     for (const body of bodies) await injectMo(server, `+${user}`, t.agent, body);
-    const hooks = await eventually(async () => {
-      const got = receiver.delivered().filter((x) => x.url === '/mo' && x.json?.originMessageId === mt.body.messageId);
-      return got.length === bodies.length ? got : undefined;
-    }, 10_000, 'MO webhooks');
+    const hooks = await eventually(
+      async () => {
+        const got = receiver.delivered().filter((x) => x.url === '/mo' && x.json?.originMessageId === mt.body.messageId);
+        return got.length === bodies.length ? got : undefined;
+      },
+      10_000,
+      'MO webhooks',
+    );
     for (const body of bodies) {
       const h = hooks.find((x) => x.json.body.type === body.type);
       assert.ok(h, body.type);
@@ -480,11 +651,19 @@ forEachDialect('RCS', (dialect) => {
     assert.deepEqual(new Set(all.map((m: any) => m.body.type)), new Set(['TEXT', 'SUGGESTION', 'LOCATION', 'FILE']));
     assert.ok(all.every((m: any) => m.direction === 'MO' && m.originMessageId === mt.body.messageId));
     const mtList = await request(server, 'GET', '/rcs/v1/messages', { key: t.key });
-    assert.deepEqual(mtList.body.items.map((m: any) => m.messageId), [mt.body.messageId], 'MT by default');
+    assert.deepEqual(
+      mtList.body.items.map((m: any) => m.messageId),
+      [mt.body.messageId],
+      'MT by default',
+    );
 
     const stranger = '33611111232';
     await injectMo(server, stranger, t.agent, { type: 'TEXT', text: 'Hello?' });
-    const first = await eventually(async () => receiver.delivered().find((x) => x.url === '/mo-default' && x.json?.from === stranger), 10_000, 'MO to the default URL');
+    const first = await eventually(
+      async () => receiver.delivered().find((x) => x.url === '/mo-default' && x.json?.from === stranger),
+      10_000,
+      'MO to the default URL',
+    );
     assert.equal(first.json.originMessageId, undefined, 'no MT to answer');
 
     const bad: Array<[Record<string, unknown>, RegExp]> = [
@@ -495,7 +674,12 @@ forEachDialect('RCS', (dialect) => {
       [{ type: 'STICKER' }, /body\.body\.type/],
     ];
     for (const [body, detail] of bad) {
-      assertError(await request(server, 'POST', '/admin/v1/simulator/rcs/mo', { key: server.adminKey, body: { from: user, to: t.agent, body } }), 400, '400.001', detail);
+      assertError(
+        await request(server, 'POST', '/admin/v1/simulator/rcs/mo', { key: server.adminKey, body: { from: user, to: t.agent, body } }),
+        400,
+        '400.001',
+        detail,
+      );
     }
   });
 
@@ -506,10 +690,14 @@ forEachDialect('RCS', (dialect) => {
     assert.deepEqual(before.body.price, { amount: BASIC, currency: 'EUR', kind: 'BASIC' });
     assert.equal(before.body.conversationId, undefined);
     await injectMo(server, user, t.agent, { type: 'TEXT', text: 'Tell me more' });
-    const convs = await eventually(async () => {
-      const r = await request(server, 'GET', '/rcs/v1/conversations', { key: t.key });
-      return r.body.items?.length === 1 ? r.body : undefined;
-    }, 10_000, 'the conversation');
+    const convs = await eventually(
+      async () => {
+        const r = await request(server, 'GET', '/rcs/v1/conversations', { key: t.key });
+        return r.body.items?.length === 1 ? r.body : undefined;
+      },
+      10_000,
+      'the conversation',
+    );
     const conv = convs.items[0];
     assert.equal(conv.status, 'OPEN');
     assert.equal(conv.agent, t.agent);
@@ -526,11 +714,14 @@ forEachDialect('RCS', (dialect) => {
       assert.equal(r.body.conversationId, conv.conversationId);
       inside.push(r.body);
     }
-    assert.deepEqual(inside.map((m) => m.price), [
-      { amount: CONVERSATION, currency: 'EUR', kind: 'CONVERSATION' },
-      { amount: 0, currency: 'EUR', kind: 'CONVERSATION' },
-      { amount: 0, currency: 'EUR', kind: 'CONVERSATION' },
-    ]);
+    assert.deepEqual(
+      inside.map((m) => m.price),
+      [
+        { amount: CONVERSATION, currency: 'EUR', kind: 'CONVERSATION' },
+        { amount: 0, currency: 'EUR', kind: 'CONVERSATION' },
+        { amount: 0, currency: 'EUR', kind: 'CONVERSATION' },
+      ],
+    );
     const other = await send(server, t, { recipient: { to: '33622221232' }, body: text('Not in a conversation') });
     assert.equal(other.body.price.kind, 'BASIC');
     assert.equal(await balance(server, t), round6(5 - BASIC - CONVERSATION - BASIC));
@@ -539,8 +730,14 @@ forEachDialect('RCS', (dialect) => {
     assert.equal(one.status, 200);
     assert.deepEqual(one.body.price, { amount: CONVERSATION, currency: 'EUR', kind: 'CONVERSATION' });
     assert.equal(one.body.messageCount, 4);
-    assert.deepEqual(one.body.messages.map((m: any) => m.direction), ['MO', 'MT', 'MT', 'MT']);
-    assert.deepEqual(one.body.messages.slice(1).map((m: any) => m.messageId), inside.map((m) => m.messageId));
+    assert.deepEqual(
+      one.body.messages.map((m: any) => m.direction),
+      ['MO', 'MT', 'MT', 'MT'],
+    );
+    assert.deepEqual(
+      one.body.messages.slice(1).map((m: any) => m.messageId),
+      inside.map((m) => m.messageId),
+    );
     assert.equal(one.body.href, `${server.url}/rcs/v1/conversations/${conv.conversationId}`);
     const byUser = await request(server, 'GET', `/rcs/v1/conversations?searchBy[recipient.to]=%2B${user}&searchBy[status]=OPEN`, { key: t.key });
     assert.equal(byUser.body.items.length, 1);
@@ -552,10 +749,14 @@ forEachDialect('RCS', (dialect) => {
 
     // A second MO inside the window joins the same conversation.
     await injectMo(server, user, t.agent, { type: 'SUGGESTION', text: 'Buy', postbackData: 'buy' });
-    await eventually(async () => {
-      const r = await request(server, 'GET', `/rcs/v1/conversations/${conv.conversationId}`, { key: t.key });
-      return r.body.messageCount === 5 ? true : undefined;
-    }, 10_000, 'the second MO in the conversation');
+    await eventually(
+      async () => {
+        const r = await request(server, 'GET', `/rcs/v1/conversations/${conv.conversationId}`, { key: t.key });
+        return r.body.messageCount === 5 ? true : undefined;
+      },
+      10_000,
+      'the second MO in the conversation',
+    );
 
     // Past 24 hours the conversation is closed: agent messages are priced on their own again, a new MO opens another.
     await server.app.store.db
@@ -566,14 +767,21 @@ forEachDialect('RCS', (dialect) => {
     const later = await send(server, t, { recipient: { to: user }, body: text('Still there?') });
     assert.equal(later.body.price.kind, 'BASIC');
     await injectMo(server, user, t.agent, { type: 'TEXT', text: 'Yes' });
-    const second = await eventually(async () => {
-      const r = await request(server, 'GET', '/rcs/v1/conversations?searchBy[status]=OPEN', { key: t.key });
-      return r.body.items?.length === 1 && r.body.items[0].conversationId !== conv.conversationId ? r.body.items[0] : undefined;
-    }, 10_000, 'a new conversation');
+    const second = await eventually(
+      async () => {
+        const r = await request(server, 'GET', '/rcs/v1/conversations?searchBy[status]=OPEN', { key: t.key });
+        return r.body.items?.length === 1 && r.body.items[0].conversationId !== conv.conversationId ? r.body.items[0] : undefined;
+      },
+      10_000,
+      'a new conversation',
+    );
     const again = await send(server, t, { recipient: { to: user }, body: text('Welcome back') });
     assert.deepEqual([again.body.price.kind, again.body.price.amount, again.body.conversationId], ['CONVERSATION', CONVERSATION, second.conversationId]);
     const closedNow = await request(server, 'GET', '/rcs/v1/conversations?searchBy[status]=CLOSED&startDate=2020-01-01T00:00:00Z', { key: t.key });
-    assert.deepEqual(closedNow.body.items.map((c: any) => c.conversationId), [conv.conversationId]);
+    assert.deepEqual(
+      closedNow.body.items.map((c: any) => c.conversationId),
+      [conv.conversationId],
+    );
 
     const rollups = await server.app.store.db
       .selectFrom('consumption_rollups')
@@ -609,10 +817,14 @@ forEachDialect('RCS', (dialect) => {
     const t = await rcsTenant(server, { balance: 5 });
     const user = '33633331231';
     await injectMo(server, user, t.agent, { type: 'TEXT', text: 'Hi' });
-    await eventually(async () => {
-      const r = await request(server, 'GET', '/rcs/v1/conversations', { key: t.key });
-      return r.body.items?.length === 1 ? true : undefined;
-    }, 10_000, 'the conversation');
+    await eventually(
+      async () => {
+        const r = await request(server, 'GET', '/rcs/v1/conversations', { key: t.key });
+        return r.body.items?.length === 1 ? true : undefined;
+      },
+      10_000,
+      'the conversation',
+    );
     const sent = await Promise.all(Array.from({ length: 8 }, (_, i) => send(server, t, { recipient: { to: user }, body: text(`reply ${i}`) })));
     assert.ok(sent.every((r) => r.status === 201 && r.body.price.kind === 'CONVERSATION'));
     assert.equal(sent.filter((r) => r.body.price.amount === CONVERSATION).length, 1);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import type smpp from 'smpp';
-import { encodeGsm7 } from '../../../src/core/domain/text.ts';
+import { encodeGsm7 } from '../../../src/domain/text.ts';
 import { SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import { createTenant, request, startTestServer, type TestServer } from '../../support/server.ts';
 import { call, packageClient } from '../../support/smpp.ts';
@@ -20,7 +20,7 @@ describe('settings across a cluster [postgres]', { skip }, () => {
 
   before(async () => {
     first = await startTestServer('postgres');
-    second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
   });
 
   after(async () => {
@@ -76,7 +76,8 @@ describe('settings across a cluster [postgres]', { skip }, () => {
     }, 'the new password accepted');
     assert.equal((await bind(second, 'rotating', 'old-pw')).status, SmppStatus.ESME_RINVPASWD, 'the old password refused');
 
-    const submit = (n: number) => call(bound, 'submit_sm', { destination_addr: `3361234${String(n).padStart(4, '0')}`, short_message: encodeGsm7(`smpp ${n}`) });
+    const submit = (n: number) =>
+      call(bound, 'submit_sm', { destination_addr: `3361234${String(n).padStart(4, '0')}`, short_message: encodeGsm7(`smpp ${n}`) });
     assert.equal((await submit(0)).command_status, 0);
     const removed = await admin('DELETE', `/admin/v1/smpp-credentials/${id}`);
     assert.equal(removed.status, 200, removed.text);
@@ -104,6 +105,26 @@ describe('settings across a cluster [postgres]', { skip }, () => {
     await inForce(async () => (await sendOn(second, t.key, '0612345678')).status === 201, 'the default country');
   });
 
+  test('a sender decided on one node: the other refuses or sends by the new decision', async () => {
+    const t = await createTenant(first, { balance: 10 });
+    const made = await admin('POST', `/admin/v1/organisations/${t.organisationId}/senders`, { value: 'CLUSTER', countries: ['FR'], status: 'APPROVED' });
+    assert.equal(made.status, 201, made.text);
+    const fromCluster = (node: TestServer, to = '33612345678') =>
+      request(node, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to }, body: { text: 'Settings' }, from: 'CLUSTER' } });
+    assert.equal((await fromCluster(second)).status, 201, 'read and cached by the other node');
+    await admin('PATCH', `/admin/v1/organisations/${t.organisationId}/senders/${made.body.senderId}`, { status: 'REJECTED' });
+    await inForce(async () => (await fromCluster(second)).status === 400, 'the rejected sender refused');
+    await admin('PATCH', `/admin/v1/organisations/${t.organisationId}/senders/${made.body.senderId}`, { status: 'APPROVED', countries: ['GB'] });
+    await inForce(async () => (await fromCluster(second, '447400123456')).status === 201, 'the sender approved for GB');
+  });
+
+  test("an organisation's opt-out short code set on one node: the other appends the new mention", async () => {
+    const t = await createTenant(first, { balance: 10, flow: 'MARKETING' });
+    assert.match((await sendOn(second, t.key)).body.body.text, /\nSTOP au 36111$/);
+    await admin('PATCH', `/admin/v1/organisations/${t.organisationId}`, { optOutShortCode: '38555' });
+    await inForce(async () => ((await sendOn(second, t.key)).body.body.text as string).endsWith('\nSTOP au 38555'), 'the new mention');
+  });
+
   test('a route created on one node: the other routes by it', async () => {
     const ask = async () => {
       const r = await request(second, 'POST', '/admin/v1/routes/test', { key: second.adminKey, body: { to: '447911123456' } });
@@ -111,7 +132,12 @@ describe('settings across a cluster [postgres]', { skip }, () => {
       return r.body.route as string;
     };
     assert.notEqual(await ask(), 'uk-mobiles');
-    const created = await admin('POST', '/admin/v1/routes', { name: 'uk-mobiles', priority: 1, match: { prefix: '4479' }, connectors: [{ connector: 'simulator' }] });
+    const created = await admin('POST', '/admin/v1/routes', {
+      name: 'uk-mobiles',
+      priority: 1,
+      match: { prefix: '4479' },
+      connectors: [{ connector: 'simulator' }],
+    });
     assert.equal(created.status, 201, created.text);
     await inForce(async () => (await ask()) === 'uk-mobiles', 'the new route');
   });
@@ -124,7 +150,7 @@ describe('settings across a cluster [postgres]', { skip }, () => {
       return r.body.price.amount as number;
     };
     const before = await price();
-    const listener = `tern listener ${second.app.services.config.nodeId}`;
+    const listener = `tern listener ${second.app.config.nodeId}`;
     const client = new pg.Client({ connectionString: process.env.TERN_TEST_DATABASE_URL });
     await client.connect();
     try {

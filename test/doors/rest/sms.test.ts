@@ -1,16 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
-
 
 const FR_PRICE = 0.045;
 
@@ -129,7 +120,12 @@ forEachDialect('SMS', (dialect) => {
     assertError(await send(server, t, { ...ok, from: 'ABCDEFGHIJKL' }), 400, '400.005', /at most 11/);
     assertError(await send(server, t, { ...ok, from: 'OTHER' }), 400, '400.005', /fromFieldList/);
     assertError(await send(server, t, { ...ok, refClient: 'r'.repeat(141) }), 400, '400.001', /refClient: at most 140/);
-    assertError(await send(server, t, { ...ok, callbackUrlStatus: `https://e.com/${'a'.repeat(250)}` }), 400, '400.001', /callbackUrlStatus: must be at most 255/);
+    assertError(
+      await send(server, t, { ...ok, callbackUrlStatus: `https://e.com/${'a'.repeat(250)}` }),
+      400,
+      '400.001',
+      /callbackUrlStatus: must be at most 255/,
+    );
     assertError(await send(server, t, { ...ok, callbackUrlMo: 'not a url' }), 400, '400.001', /callbackUrlMo/);
     assertError(await send(server, t, { ...ok, sentDate: 'tomorrow' }), 400, '400.007', /sentDate/);
     assertError(await send(server, t, { ...ok, sentDate: '2090-01-01T00:00:00Z' }), 400, '400.007', /10 years/);
@@ -191,7 +187,10 @@ forEachDialect('SMS', (dialect) => {
     assert.equal(await balance(server, t), round6(1 - 2 * FR_PRICE));
 
     const m = await createTenant(server, { balance: 1 });
-    const patched = await request(server, 'PATCH', `/admin/v1/organisations/${m.organisationId}`, { key: server.adminKey, body: { monthlyConsumptionLimit: 0.05 } });
+    const patched = await request(server, 'PATCH', `/admin/v1/organisations/${m.organisationId}`, {
+      key: server.adminKey,
+      body: { monthlyConsumptionLimit: 0.05 },
+    });
     assert.equal(patched.status, 200);
     assert.equal((await send(server, m, { recipient: { to: '33612345678' }, body: { text: 'a' } })).body.status.value, 'ENROUTE');
     const over = await send(server, m, { recipient: { to: '33612345678' }, body: { text: 'b' } });
@@ -224,14 +223,22 @@ forEachDialect('SMS', (dialect) => {
     assert.equal(await balance(server, t), round6(2 - charged));
     assert.equal(round6(await ledgerSum(server, t.organisationId)), round6(2 - charged), 'balance equals the sum of the ledger');
     const events = await request(server, 'GET', `/sms/v1/messages/${sent.get('33612340004')}/events`, { key: t.key });
-    assert.deepEqual(events.body.items.map((e: any) => e.status), ['ENROUTE', 'DELIVERED']);
+    assert.deepEqual(
+      events.body.items.map((e: any) => e.status),
+      ['ENROUTE', 'DELIVERED'],
+    );
     const late = await server.app.services.messaging.applyStatusNow([
       { messageId: sent.get('33612345678')!, status: 'UNDELIVERED', at: Date.now() },
       { messageId: sent.get('33612340001')!, status: 'DELIVERED', at: Date.now() },
     ]);
     assert.equal(late.applied.length, 0, 'a late receipt never moves a final status');
     // The simulator's records of placements (not its handsets' inboxes).
-    const sim = await server.app.store.db.selectFrom('connector_records').select(['key', 'data']).where('connector', '=', 'simulator').where('key', 'not like', 'handset:%').execute();
+    const sim = await server.app.store.db
+      .selectFrom('connector_records')
+      .select(['key', 'data'])
+      .where('connector', '=', 'simulator')
+      .where('key', 'not like', 'handset:%')
+      .execute();
     assert.ok(sim.length > 0);
     assert.ok(sim.every((r) => JSON.parse(r.data).duplicates === 0));
   });
@@ -255,7 +262,10 @@ forEachDialect('SMS', (dialect) => {
     assert.equal(delivered.status.value, 'DELIVERED');
     assertError(await request(server, 'DELETE', `/sms/v1/messages/${a.body.messageId}`, { key: t.key }), 409, '409.001', /DELIVERED/);
     const events = await request(server, 'GET', `/sms/v1/messages/${a.body.messageId}/events`, { key: t.key });
-    assert.deepEqual(events.body.items.map((e: any) => e.status), ['SCHEDULED', 'ENROUTE', 'DELIVERED']);
+    assert.deepEqual(
+      events.body.items.map((e: any) => e.status),
+      ['SCHEDULED', 'ENROUTE', 'DELIVERED'],
+    );
   });
 
   test('listing: pagination, filters, default MT and last 10 days, a key sees only its channel', async () => {
@@ -323,7 +333,10 @@ forEachDialect('SMS', (dialect) => {
     assert.equal(res.body.recipients, 4);
     assert.equal(res.body.counts.accepted, 3);
     assert.equal(res.body.counts.rejected, 1);
-    assert.deepEqual(res.body.errors.map((e: any) => [e.index, e.errorCode]), [[2, '400.003']]);
+    assert.deepEqual(
+      res.body.errors.map((e: any) => [e.index, e.errorCode]),
+      [[2, '400.003']],
+    );
     assert.deepEqual(res.body.counts.byStatus, { SCHEDULED: 3 });
     const id = res.body.campaignId;
     const msgs = await request(server, 'GET', `/sms/v1/campaigns/${id}/messages`, { key: t.key });
@@ -336,9 +349,17 @@ forEachDialect('SMS', (dialect) => {
     assert.deepEqual(cancelled.body.counts.byStatus, { CANCELLED: 3 });
     assert.equal(await balance(server, t), 10);
     assertError(await request(server, 'DELETE', `/sms/v1/campaigns/${id}`, { key: t.key }), 409, '409.001');
-    assertError(await request(server, 'POST', '/sms/v1/campaigns', { key: t.key, body: { recipients: [], body: { text: 'x' } } }), 400, '400.001', /recipients/);
     assertError(
-      await request(server, 'POST', '/sms/v1/campaigns', { key: t.key, body: { recipients: [{ to: '33612345678' }], body: { text: 'x' }, from: 'WAYTOOLONGSENDER' } }),
+      await request(server, 'POST', '/sms/v1/campaigns', { key: t.key, body: { recipients: [], body: { text: 'x' } } }),
+      400,
+      '400.001',
+      /recipients/,
+    );
+    assertError(
+      await request(server, 'POST', '/sms/v1/campaigns', {
+        key: t.key,
+        body: { recipients: [{ to: '33612345678' }], body: { text: 'x' }, from: 'WAYTOOLONGSENDER' },
+      }),
       400,
       '400.005',
       /body\.from/,

@@ -11,14 +11,19 @@ forEachDialect('text that cannot be stored', (dialect) => {
   });
   after(() => server.stop());
 
-  const send = (body: Record<string, unknown>) => request(server, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: '33612345678' }, body: { text: 'Hi' }, ...body } });
+  const send = (body: Record<string, unknown>) =>
+    request(server, 'POST', '/sms/v1/messages', { key: t.key, body: { recipient: { to: '33612345678' }, body: { text: 'Hi' }, ...body } });
 
   test('a NUL character or half a surrogate pair in any field is a 400 naming it, and nothing is stored', async () => {
     assertError(await send({ refClient: 'a\u0000b' }), 400, '400.001', /^body\.refClient: must not contain the NUL character/);
     assertError(await send({ from: 'Te\u0000rn' }), 400, '400.001', /^body\.from: /);
     assertError(await send({ callbackUrlStatus: 'https://example.com/\u0000' }), 400, '400.001', /^body\.callbackUrlStatus: /);
     assertError(await send({ body: { text: 'x\u0000' } }), 400, '400.001', /^body\.body\.text: /);
-    const raw = await request(server, 'POST', '/sms/v1/messages', { key: t.key, rawBody: '{"recipient":{"to":"33612345678"},"body":{"text":"\\ud800"}}', headers: { 'content-type': 'application/json' } });
+    const raw = await request(server, 'POST', '/sms/v1/messages', {
+      key: t.key,
+      rawBody: '{"recipient":{"to":"33612345678"},"body":{"text":"\\ud800"}}',
+      headers: { 'content-type': 'application/json' },
+    });
     assertError(raw, 400, '400.001', /^body\.body\.text: must not contain half of a surrogate pair/);
     const stored = await server.app.store.db.selectFrom('messages').select('id').where('organisation_id', '=', t.organisationId).execute();
     assert.equal(stored.length, 0);
@@ -43,7 +48,12 @@ forEachDialect('text that cannot be stored', (dialect) => {
       return n;
     })();
     const answers = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => request(server, 'POST', '/sms/v1/messages', { key: other.key, body: { recipient: { to: '33612345678' }, body: { text: `quiet ${i}` }, refClient: `q${i}` } })),
+      Array.from({ length: 200 }, (_, i) =>
+        request(server, 'POST', '/sms/v1/messages', {
+          key: other.key,
+          body: { recipient: { to: '33612345678' }, body: { text: `quiet ${i}` }, refClient: `q${i}` },
+        }),
+      ),
     );
     noisy = false;
     assert.ok((await noise) > 0);

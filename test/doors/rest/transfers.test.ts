@@ -3,17 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { transferIdempotency } from '../../../src/core/billing/funds.ts';
 import { claimIdempotencyKey } from '../../../src/core/idempotency.ts';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
-
 
 const ISO_Z = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -25,12 +16,7 @@ async function balanceOf(server: TestServer, orgId: string): Promise<number> {
 }
 
 async function ledgerOf(server: TestServer, orgId: string) {
-  const rows = await server.app.store.db
-    .selectFrom('ledger')
-    .selectAll()
-    .where('organisation_id', '=', orgId)
-    .orderBy('id')
-    .execute();
+  const rows = await server.app.store.db.selectFrom('ledger').selectAll().where('organisation_id', '=', orgId).orderBy('id').execute();
   return rows.map((r) => ({ ...r, amount: Number(r.amount), balance_after: Number(r.balance_after) }));
 }
 
@@ -48,9 +34,7 @@ async function family(server: TestServer, childCount: number, parentBalance = 10
   const parent = await createTenant(server, { name: 'Parent', balance: parentBalance });
   const children: Tenant[] = [];
   for (let i = 0; i < childCount; i++) {
-    children.push(
-      await createTenant(server, { name: `Child ${i + 1}`, parentOrganisationId: parent.organisationId, balance: childBalance }),
-    );
+    children.push(await createTenant(server, { name: `Child ${i + 1}`, parentOrganisationId: parent.organisationId, balance: childBalance }));
   }
   return { parent, children };
 }
@@ -79,7 +63,10 @@ forEachDialect('transfers', (dialect) => {
   after(async () => server.stop());
 
   test('parent to sub-organisation: one transaction of two ledger rows and the record, readable from both sides', async () => {
-    const { parent, children: [child] } = await family(server, 1, 20);
+    const {
+      parent,
+      children: [child],
+    } = await family(server, 1, 20);
     const res = await transfer(server, parent.key, parent.organisationId, child!.organisationId, '7.654321', {
       reference: 'budget-Q3',
       description: 'Quarterly budget',
@@ -108,8 +95,14 @@ forEachDialect('transfers', (dialect) => {
     assert.equal(await balanceOf(server, child!.organisationId), 7_654_321);
     const out = (await ledgerOf(server, parent.organisationId)).filter((r) => r.transfer_id === t.transferId);
     const inn = (await ledgerOf(server, child!.organisationId)).filter((r) => r.transfer_id === t.transferId);
-    assert.deepEqual(out.map((r) => [r.kind, r.amount, r.balance_after, r.reference]), [['TRANSFER_OUT', -7_654_321, 12_345_679, 'budget-Q3']]);
-    assert.deepEqual(inn.map((r) => [r.kind, r.amount, r.balance_after]), [['TRANSFER_IN', 7_654_321, 7_654_321]]);
+    assert.deepEqual(
+      out.map((r) => [r.kind, r.amount, r.balance_after, r.reference]),
+      [['TRANSFER_OUT', -7_654_321, 12_345_679, 'budget-Q3']],
+    );
+    assert.deepEqual(
+      inn.map((r) => [r.kind, r.amount, r.balance_after]),
+      [['TRANSFER_IN', 7_654_321, 7_654_321]],
+    );
 
     const fromSource = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers/${t.transferId}`, { key: parent.key });
     assert.equal(fromSource.status, 200);
@@ -126,7 +119,10 @@ forEachDialect('transfers', (dialect) => {
   });
 
   test('sub-organisation to parent: by an ADMIN key of the parent or of the sub-organisation', async () => {
-    const { parent, children: [child] } = await family(server, 1, 0, 10);
+    const {
+      parent,
+      children: [child],
+    } = await family(server, 1, 0, 10);
     const byParent = await transfer(server, parent.key, child!.organisationId, parent.organisationId, 2.5);
     assert.equal(byParent.status, 201, byParent.text);
     assert.equal(byParent.body.type, 'DEBIT');
@@ -139,9 +135,16 @@ forEachDialect('transfers', (dialect) => {
   });
 
   test('lists: newest first, paginated, filtered by date and by side', async () => {
-    const { parent, children: [a, b] } = await family(server, 2, 50);
+    const {
+      parent,
+      children: [a, b],
+    } = await family(server, 2, 50);
     const ids: string[] = [];
-    for (const [dest, amount] of [[a, 1], [b, 2], [a, 3]] as const) {
+    for (const [dest, amount] of [
+      [a, 1],
+      [b, 2],
+      [a, 3],
+    ] as const) {
       const r = await transfer(server, parent.key, parent.organisationId, dest!.organisationId, amount);
       ids.push(r.body.transferId);
     }
@@ -151,22 +154,42 @@ forEachDialect('transfers', (dialect) => {
     const all = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers`, { key: parent.key });
     assert.equal(all.status, 200);
     assert.deepEqual([all.body.page, all.body.pageSize], [1, 10]);
-    assert.deepEqual(all.body.items.map((t: any) => t.transferId), [...ids].reverse());
-    assert.deepEqual(all.body.items.map((t: any) => t.type), ['CREDIT', 'DEBIT', 'DEBIT', 'DEBIT']);
+    assert.deepEqual(
+      all.body.items.map((t: any) => t.transferId),
+      [...ids].reverse(),
+    );
+    assert.deepEqual(
+      all.body.items.map((t: any) => t.type),
+      ['CREDIT', 'DEBIT', 'DEBIT', 'DEBIT'],
+    );
 
     const page2 = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?page=2&pageSize=3`, { key: parent.key });
-    assert.deepEqual(page2.body.items.map((t: any) => t.transferId), [ids[0]]);
+    assert.deepEqual(
+      page2.body.items.map((t: any) => t.transferId),
+      [ids[0]],
+    );
     const debits = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?searchBy[type]=DEBIT`, { key: parent.key });
     assert.equal(debits.body.items.length, 3);
     const ofA = await request(server, 'GET', `/commons/v1/organisations/${a!.organisationId}/transfers`, { key: a!.key });
-    assert.deepEqual(ofA.body.items.map((t: any) => [t.type, t.amount]), [['DEBIT', 0.5], ['CREDIT', 3], ['CREDIT', 1]]);
+    assert.deepEqual(
+      ofA.body.items.map((t: any) => [t.type, t.amount]),
+      [
+        ['DEBIT', 0.5],
+        ['CREDIT', 3],
+        ['CREDIT', 1],
+      ],
+    );
 
     const today = new Date().toISOString().slice(0, 10);
-    const inDay = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?startDate=${today}&endDate=${today}`, { key: parent.key });
+    const inDay = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?startDate=${today}&endDate=${today}`, {
+      key: parent.key,
+    });
     assert.equal(inDay.body.items.length, 4);
     const old = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?endDate=2020-01-01`, { key: parent.key });
     assert.deepEqual(old.body.items, []);
-    const future = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?startDate=2999-01-01T00:00:00`, { key: parent.key });
+    const future = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?startDate=2999-01-01T00:00:00`, {
+      key: parent.key,
+    });
     assert.deepEqual(future.body.items, []);
     const withOffset = encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString().replace('Z', '+00:00'));
     const recent = await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers?startDate=${withOffset}`, { key: parent.key });
@@ -190,11 +213,7 @@ forEachDialect('transfers', (dialect) => {
       '400.001',
       /pageSize/,
     );
-    assertError(
-      await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers/${ids[0]}`, { key: b!.key }),
-      404,
-      '404.001',
-    );
+    assertError(await request(server, 'GET', `/commons/v1/organisations/${parent.organisationId}/transfers/${ids[0]}`, { key: b!.key }), 404, '404.001');
     assertError(
       await request(server, 'GET', `/commons/v1/organisations/${b!.organisationId}/transfers/${ids[0]}`, { key: parent.key }),
       404,
@@ -204,7 +223,10 @@ forEachDialect('transfers', (dialect) => {
   });
 
   test('403: wrong role, not a parent-child pair, or not the right ADMIN; nothing moves', async () => {
-    const { parent, children: [a, b] } = await family(server, 2, 10, 10);
+    const {
+      parent,
+      children: [a, b],
+    } = await family(server, 2, 10, 10);
     const grandchild = await createTenant(server, { name: 'Grandchild', parentOrganisationId: a!.organisationId, balance: 10 });
     const managerKey = await request(server, 'POST', `/admin/v1/channels/${parent.channelId}/credentials`, {
       key: server.adminKey,
@@ -213,7 +235,7 @@ forEachDialect('transfers', (dialect) => {
     const manager = managerKey.body.value as string;
     const before = await transferCount(server);
 
-    assertError(await transfer(server, manager, parent.organisationId, a!.organisationId, 1), 403, '403.001', /MANAGER may not perform organisation:admin/);
+    assertError(await transfer(server, manager, parent.organisationId, a!.organisationId, 1), 403, '403.001', /MANAGER may not perform funds:transfer/);
     assertError(await transfer(server, parent.key, a!.organisationId, b!.organisationId, 1), 403, '403.003', /own sub-organisations/);
     assertError(await transfer(server, parent.key, parent.organisationId, grandchild.organisationId, 1), 403, '403.003', /own sub-organisations/);
     assertError(await transfer(server, parent.key, a!.organisationId, grandchild.organisationId, 1), 403, '403.003', /parent organisation/);
@@ -227,7 +249,10 @@ forEachDialect('transfers', (dialect) => {
   });
 
   test('404: unknown organisations and organisations outside the caller tree look the same', async () => {
-    const { parent, children: [a] } = await family(server, 1, 10);
+    const {
+      parent,
+      children: [a],
+    } = await family(server, 1, 10);
     const stranger = await createTenant(server, { name: 'Stranger', balance: 10 });
     const unknown = randomUUID();
 
@@ -246,7 +271,10 @@ forEachDialect('transfers', (dialect) => {
   });
 
   test('400: amounts must be positive decimal euros with at most 6 decimals', async () => {
-    const { parent, children: [a] } = await family(server, 1, 10);
+    const {
+      parent,
+      children: [a],
+    } = await family(server, 1, 10);
     const cases: Array<[unknown, string, RegExp]> = [
       [0, '400.006', /greater than zero/],
       ['0.000000', '400.006', /greater than zero/],
@@ -261,6 +289,15 @@ forEachDialect('transfers', (dialect) => {
       ['ten', '400.006', /decimal number/],
       ['1e3', '400.006', /decimal number/],
       [' ', '400.006', /decimal number/],
+      ['  1', '400.006', /decimal number/],
+      ['1 ', '400.006', /decimal number/],
+      ['\t1', '400.006', /decimal number/],
+      ['+1', '400.006', /decimal number/],
+      ['1,5', '400.006', /decimal number/],
+      ['1.', '400.006', /decimal number/],
+      ['.5', '400.006', /decimal number/],
+      ['0x10', '400.006', /decimal number/],
+      ['Infinity', '400.006', /decimal number/],
       ['1000000000.000001', '400.006', /at most 1000000000/],
     ];
     for (const [amount, code, detail] of cases) {
@@ -300,8 +337,52 @@ forEachDialect('transfers', (dialect) => {
     assert.equal(ok.body.amount, 0.000001);
   });
 
+  test('the source is the path: a body naming another source is a 400 and nothing moves; naming the path is accepted', async () => {
+    // P with two sub-organisations X and C: a request "X → C" sent to P's path must not move P's funds.
+    const {
+      parent: p,
+      children: [x, c],
+    } = await family(server, 2, 10, 5);
+    const before = await transferCount(server);
+    for (const source of [x!.organisationId, c!.organisationId, randomUUID()]) {
+      assertError(
+        await transfer(server, p.key, p.organisationId, c!.organisationId, 1, { organisationSource: { organisationId: source } }),
+        400,
+        '400.001',
+        /body\.organisationSource\.organisationId: must be the organisation of the path/,
+      );
+    }
+    assertError(
+      await transfer(server, p.key, p.organisationId, c!.organisationId, 1, { organisationSource: { organisationId: 'not-a-uuid' } }),
+      400,
+      '400.001',
+      /organisationSource\.organisationId/,
+    );
+    assert.deepEqual(
+      [await balanceOf(server, p.organisationId), await balanceOf(server, x!.organisationId), await balanceOf(server, c!.organisationId)],
+      [10_000_000, 5_000_000, 5_000_000],
+      'nothing moved',
+    );
+    assert.equal(await transferCount(server), before);
+    // As a transfer record names it (its own source), or without it: the path's organisation is the source.
+    const named = await transfer(server, p.key, p.organisationId, c!.organisationId, '1.5', {
+      organisationSource: { organisationId: p.organisationId.toUpperCase() },
+    });
+    assert.equal(named.status, 201, named.text);
+    assert.equal(named.body.organisationSource.organisationId, p.organisationId);
+    const plain = await transfer(server, x!.key, x!.organisationId, p.organisationId, 2);
+    assert.equal(plain.status, 201, plain.text);
+    assert.deepEqual(
+      [await balanceOf(server, p.organisationId), await balanceOf(server, x!.organisationId), await balanceOf(server, c!.organisationId)],
+      [10_500_000, 3_000_000, 6_500_000],
+    );
+  });
+
   test('insufficient funds: 409.002, nothing written, the balance stays', async () => {
-    const { parent, children: [a] } = await family(server, 1, 5);
+    const {
+      parent,
+      children: [a],
+    } = await family(server, 1, 5);
     const before = await transferCount(server);
     const ledgerBefore = (await ledgerOf(server, parent.organisationId)).length;
     assertError(
@@ -320,7 +401,10 @@ forEachDialect('transfers', (dialect) => {
   });
 
   test('Idempotency-Key: a retry replays the answer, another body is 422, a key in progress is 409', async () => {
-    const { parent, children: [a, b] } = await family(server, 2, 10);
+    const {
+      parent,
+      children: [a, b],
+    } = await family(server, 2, 10);
     const headers = { 'Idempotency-Key': 'transfer-0001' };
     const first = await transfer(server, parent.key, parent.organisationId, a!.organisationId, 1.5, { reference: 'x' }, headers);
     assert.equal(first.status, 201, first.text);
@@ -340,7 +424,15 @@ forEachDialect('transfers', (dialect) => {
 
     // Keys belong to the caller's organisation: the same key elsewhere is another request.
     const elsewhere = await family(server, 1, 10);
-    const theirs = await transfer(server, elsewhere.parent.key, elsewhere.parent.organisationId, elsewhere.children[0]!.organisationId, 1.5, { reference: 'x' }, headers);
+    const theirs = await transfer(
+      server,
+      elsewhere.parent.key,
+      elsewhere.parent.organisationId,
+      elsewhere.children[0]!.organisationId,
+      1.5,
+      { reference: 'x' },
+      headers,
+    );
     assert.equal(theirs.status, 201);
     assert.notEqual(theirs.body.transferId, first.body.transferId);
 
@@ -357,16 +449,15 @@ forEachDialect('transfers', (dialect) => {
     assert.equal(claim.state, 'claimed');
     const inProgress = await transfer(server, parent.key, parent.organisationId, b!.organisationId, 1, {}, { 'Idempotency-Key': 'transfer-0002' });
     assertError(inProgress, 409, '409.003', /transfer-0002.*still being processed/);
-    assertError(
-      await transfer(server, parent.key, parent.organisationId, b!.organisationId, 2, {}, { 'Idempotency-Key': 'transfer-0002' }),
-      422,
-      '422.001',
-    );
+    assertError(await transfer(server, parent.key, parent.organisationId, b!.organisationId, 2, {}, { 'Idempotency-Key': 'transfer-0002' }), 422, '422.001');
     assert.equal((await ledgerOf(server, b!.organisationId)).length, 0);
   });
 
   test('Idempotency-Key: a failed attempt releases the key; concurrent retries move funds once', async () => {
-    const { parent, children: [a] } = await family(server, 1, 1);
+    const {
+      parent,
+      children: [a],
+    } = await family(server, 1, 1);
     const headers = { 'Idempotency-Key': 'retry-after-top-up' };
     assertError(await transfer(server, parent.key, parent.organisationId, a!.organisationId, 3, {}, headers), 409, '409.002');
     const credit = await request(server, 'POST', `/admin/v1/organisations/${parent.organisationId}/credit`, { key: server.adminKey, body: { amount: 5 } });
@@ -376,9 +467,7 @@ forEachDialect('transfers', (dialect) => {
     assert.equal(await balanceOf(server, a!.organisationId), 3_000_000);
 
     const burst = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        transfer(server, parent.key, parent.organisationId, a!.organisationId, 0.25, {}, { 'Idempotency-Key': 'burst' }),
-      ),
+      Array.from({ length: 20 }, () => transfer(server, parent.key, parent.organisationId, a!.organisationId, 0.25, {}, { 'Idempotency-Key': 'burst' })),
     );
     const created = burst.filter((r) => r.status === 201);
     assert.ok(created.length >= 1);
@@ -453,7 +542,11 @@ forEachDialect('transfers', (dialect) => {
       const balance = await balanceOf(server, id);
       const ledger = await ledgerOf(server, id);
       assert.ok(balance >= 0, `balance of ${id} is ${balance}`);
-      assert.equal(ledger.reduce((s, r) => s + r.amount, 0), balance, 'the balance equals the sum of its ledger');
+      assert.equal(
+        ledger.reduce((s, r) => s + r.amount, 0),
+        balance,
+        'the balance equals the sum of its ledger',
+      );
       const lowest = Math.min(...ledger.map((r) => r.balance_after));
       assert.ok(lowest >= 0, `no balance was ever negative (lowest ${lowest})`);
       let running = 0;
@@ -469,7 +562,12 @@ forEachDialect('transfers', (dialect) => {
 
     const rows = await db.selectFrom('transfers').selectAll().where('source_id', 'in', ids).execute();
     assert.equal(rows.length, created.length);
-    const legs = await db.selectFrom('ledger').select(['transfer_id', 'organisation_id', 'amount', 'kind']).where('transfer_id', 'is not', null).where('organisation_id', 'in', ids).execute();
+    const legs = await db
+      .selectFrom('ledger')
+      .select(['transfer_id', 'organisation_id', 'amount', 'kind'])
+      .where('transfer_id', 'is not', null)
+      .where('organisation_id', 'in', ids)
+      .execute();
     assert.equal(legs.length, 2 * created.length, 'two ledger rows per transfer');
     const byTransfer = new Map<string, typeof legs>();
     for (const l of legs) byTransfer.set(l.transfer_id!, [...(byTransfer.get(l.transfer_id!) ?? []), l]);

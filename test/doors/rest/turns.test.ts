@@ -29,7 +29,10 @@ forEachDialect('turns between organisations on the HTTP doors', (dialect) => {
       const before = await waited(server);
       const sends = Promise.all([
         ...Array.from({ length: 6 }, (_, i) =>
-          request(server, 'POST', '/sms/v1/messages', { key: a.key, body: { recipient: { to: `3361200${String(i).padStart(4, '0')}5` }, body: { text: `turn ${i}` } } }).then((r) => {
+          request(server, 'POST', '/sms/v1/messages', {
+            key: a.key,
+            body: { recipient: { to: `3361200${String(i).padStart(4, '0')}5` }, body: { text: `turn ${i}` } },
+          }).then((r) => {
             assert.equal(r.status, 201, r.text);
           }),
         ),

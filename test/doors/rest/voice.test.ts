@@ -6,26 +6,17 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
-import { createApp } from '../../../src/app.ts';
-import { loadConfig } from '../../../src/config.ts';
-import { parseWav } from '../../../src/core/domain/wav.ts';
+import { createApp } from '../../../src/app/index.ts';
+import { loadConfig } from '../../../src/config/index.ts';
+import { parseWav } from '../../../src/speech/wav.ts';
 import { voiceBillingUnits, VOICE_BILLING_BLOCK_MS } from '../../../src/core/voice/service.ts';
 import { startReceiver, type Receiver } from '../../support/receiver.ts';
-import {
-  assertError,
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { assertError, createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/wait.ts';
 
 const VOICE_FR = 0.035;
 const RETRY_MS = 150;
 const SOXI = spawnSync('soxi', ['-h'], { stdio: 'ignore' }).error === undefined;
-
 
 async function sendVoice(server: TestServer, t: Tenant, body: Record<string, unknown>) {
   return request(server, 'POST', '/voice/v1/messages', { key: t.key, body });
@@ -204,12 +195,16 @@ forEachDialect('Voice', (dialect) => {
       if (s.charged) expected -= s.m.price.amount;
       // A call's outcome may be recorded a moment before its placement is (as a receipt may come before its submit's
       // answer): the count of placements catches up.
-      const placements = async () => (await server.app.store.db.selectFrom('messages').select('attempts').where('id', '=', s.m.messageId).executeTakeFirstOrThrow()).attempts;
+      const placements = async () =>
+        (await server.app.store.db.selectFrom('messages').select('attempts').where('id', '=', s.m.messageId).executeTakeFirstOrThrow()).attempts;
       await eventually(async () => ((await placements()) === s.attempts ? true : undefined), 5_000, `${s.to}: ${s.attempts} calls placed`).catch(async () =>
         assert.equal(await placements(), s.attempts, `${s.to} calls placed`),
       );
       const events = await request(server, 'GET', `/voice/v1/messages/${s.m.messageId}/events`, { key: t.key });
-      assert.deepEqual(events.body.items.map((e: any) => e.status), ['ENROUTE', s.status]);
+      assert.deepEqual(
+        events.body.items.map((e: any) => e.status),
+        ['ENROUTE', s.status],
+      );
       if (s.attempts === 3) {
         // Three attempts two retry intervals apart: the outcome cannot come before them.
         const [first, last] = events.body.items.map((e: any) => Date.parse(e.date));
@@ -217,11 +212,21 @@ forEachDialect('Voice', (dialect) => {
       }
     }
     await eventually(async () => ((await balance(server, t)) === round6(expected) ? true : undefined), 5_000, 'refunds');
-    const ledger = await server.app.store.db.selectFrom('ledger').select(['kind', 'amount', 'message_id']).where('organisation_id', '=', t.organisationId).execute();
+    const ledger = await server.app.store.db
+      .selectFrom('ledger')
+      .select(['kind', 'amount', 'message_id'])
+      .where('organisation_id', '=', t.organisationId)
+      .execute();
     assert.equal(ledger.filter((l) => l.kind === 'CHARGE').length, 4);
     assert.deepEqual(
-      ledger.filter((l) => l.kind === 'REFUND').map((l) => l.message_id).sort(),
-      sent.filter((s) => !s.charged).map((s) => s.m.messageId).sort(),
+      ledger
+        .filter((l) => l.kind === 'REFUND')
+        .map((l) => l.message_id)
+        .sort(),
+      sent
+        .filter((s) => !s.charged)
+        .map((s) => s.m.messageId)
+        .sort(),
     );
   });
 

@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/index.ts';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../../support/receiver.ts';
-import {
-  createTenant,
-  forEachDialect,
-  request,
-  startTestServer,
-  type Tenant,
-  type TestServer,
-} from '../../support/server.ts';
+import { createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { eventually, sleep } from '../../support/wait.ts';
 
 function verify(secret: string, r: ReceivedRequest): unknown {
@@ -129,7 +122,12 @@ forEachDialect('webhooks', (dialect) => {
       for (let i = 0; i < 3; i++) ms.push(await send(server, t, `3361234567${i}`, { callbackUrlStatus: `${down.url}/s` }));
       await eventually(
         async () => {
-          const ok = new Set(down.delivered().filter((r) => r.json?.status?.value === 'DELIVERED').map((r) => r.json.messageId));
+          const ok = new Set(
+            down
+              .delivered()
+              .filter((r) => r.json?.status?.value === 'DELIVERED')
+              .map((r) => r.json.messageId),
+          );
           return ms.every((m) => ok.has(m.messageId)) ? true : undefined;
         },
         15_000,
@@ -139,12 +137,20 @@ forEachDialect('webhooks', (dialect) => {
       for (const r of down.requests) byId.set(String(r.headers['webhook-id']), [...(byId.get(String(r.headers['webhook-id'])) ?? []), r]);
       const retried = [...byId.values()].filter((rs) => rs.length > 1);
       assert.ok(retried.length > 0, 'some deliveries were retried');
-      for (const rs of retried) assert.ok(rs.every((r) => r.body === rs[0]!.body), 'a retry sends the same body under the same webhook-id');
+      for (const rs of retried)
+        assert.ok(
+          rs.every((r) => r.body === rs[0]!.body),
+          'a retry sends the same body under the same webhook-id',
+        );
       // The receiver has answered; the sender records the attempt a moment later.
-      const list = await eventually(async () => {
-        const l = await request(server, 'GET', `/commons/v1/webhooks/deliveries?searchBy[messageId]=${ms[0].messageId}`, { key: t.key });
-        return l.status === 200 && l.body.items.length > 0 && l.body.items.every((d: any) => d.status === 'DELIVERED') ? l : undefined;
-      }, 10_000, 'every delivery recorded as DELIVERED');
+      const list = await eventually(
+        async () => {
+          const l = await request(server, 'GET', `/commons/v1/webhooks/deliveries?searchBy[messageId]=${ms[0].messageId}`, { key: t.key });
+          return l.status === 200 && l.body.items.length > 0 && l.body.items.every((d: any) => d.status === 'DELIVERED') ? l : undefined;
+        },
+        10_000,
+        'every delivery recorded as DELIVERED',
+      );
       const attempts = list.body.items.flatMap((d: any) => d.attempts);
       assert.ok(attempts.some((a: any) => a.httpStatus === 503 && a.outcome === 'retry'));
       assert.ok(attempts.some((a: any) => a.httpStatus === 200 && a.outcome === 'delivered'));
@@ -169,16 +175,29 @@ forEachDialect('webhooks', (dialect) => {
       // Scheduled a moment ahead: each message reports ENROUTE when it goes, then DELIVERED. (One accepted after its
       // sentDate goes at once, reporting no ENROUTE of its own: the moment is long enough for a loaded machine.)
       const sentDate = new Date(Date.now() + 3_000).toISOString();
-      const ms = await Promise.all(Array.from({ length: 20 }, (_, i) => send(own, t, `33612341${String(i).padStart(3, '0')}`, { callbackUrlStatus: `${flaky.url}/s`, sentDate })));
+      const ms = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => send(own, t, `33612341${String(i).padStart(3, '0')}`, { callbackUrlStatus: `${flaky.url}/s`, sentDate })),
+      );
       assert.deepEqual(new Set(ms.map((m) => m.status.value)), new Set(['SCHEDULED']), 'every message accepted before its sentDate');
       const ids = new Set(ms.map((m) => m.messageId as string));
       const delivered = () => flaky.delivered().filter((r) => ids.has(r.json?.messageId));
-      const both = (value: string) => new Set(delivered().filter((r) => r.json.status.value === value).map((r) => r.json.messageId)).size === ids.size;
+      const both = (value: string) =>
+        new Set(
+          delivered()
+            .filter((r) => r.json.status.value === value)
+            .map((r) => r.json.messageId),
+        ).size === ids.size;
       await eventually(() => both('DELIVERED') && both('ENROUTE'), 30_000, 'every ENROUTE and DELIVERED');
       assert.ok(flaky.requests.length >= 60, 'every first event was retried');
       for (const id of ids) {
-        const got = delivered().filter((r) => r.json.messageId === id).map((r) => r.json.status.value);
-        assert.deepEqual(got.filter((v, i) => v !== got[i - 1]), ['ENROUTE', 'DELIVERED'], `${id}: ${got.join(' → ')}`);
+        const got = delivered()
+          .filter((r) => r.json.messageId === id)
+          .map((r) => r.json.status.value);
+        assert.deepEqual(
+          got.filter((v, i) => v !== got[i - 1]),
+          ['ENROUTE', 'DELIVERED'],
+          `${id}: ${got.join(' → ')}`,
+        );
       }
     } finally {
       await flaky.close();
@@ -236,7 +255,12 @@ forEachDialect('webhooks', (dialect) => {
       const fastOnes: any[] = [];
       for (let i = 0; i < 5; i++) fastOnes.push(await send(server, b, `33612${String(345200 + i)}`, { callbackUrlStatus: `${fast.url}/y` }));
       await eventually(async () => {
-        const ok = new Set(fast.delivered().filter((r) => r.json?.status?.value === 'DELIVERED').map((r) => r.json.messageId));
+        const ok = new Set(
+          fast
+            .delivered()
+            .filter((r) => r.json?.status?.value === 'DELIVERED')
+            .map((r) => r.json.messageId),
+        );
         return fastOnes.every((m) => ok.has(m.messageId)) ? true : undefined;
       });
       assert.equal(loadConfig({}).webhookConnections, 8, 'the default');
@@ -275,7 +299,10 @@ forEachDialect('webhooks', (dialect) => {
   test('MO: routed by the channel number, linked to the last MT, delivered to callbackUrlMo; unknown numbers kept unrouted', async () => {
     const t = await createTenant(server, { balance: 5, channel: { fromFieldList: ['36111'], defaultCallbackUrlMo: `${receiver.url}/mo-default` } });
     const mt = await send(server, t, '33698765432', { callbackUrlMo: `${receiver.url}/mo`, refClient: 'conv-1' });
-    const inj = await request(server, 'POST', '/admin/v1/simulator/mo', { key: server.adminKey, body: { from: '+33698765432', to: '36111', text: 'Yes please' } });
+    const inj = await request(server, 'POST', '/admin/v1/simulator/mo', {
+      key: server.adminKey,
+      body: { from: '+33698765432', to: '36111', text: 'Yes please' },
+    });
     assert.equal(inj.status, 202);
     const mo = await eventually(async () => receiver.delivered().find((r) => r.url === '/mo' && r.json?.direction === 'MO'));
     assert.equal(mo.json.from, '33698765432');

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type smpp from 'smpp';
-import { encodeGsm7 } from '../../../src/core/domain/text.ts';
+import { encodeGsm7 } from '../../../src/domain/text.ts';
 import { SmppConcatParts } from '../../../src/core/smpp/concat-parts.ts';
 import { createTenant, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
 import { call, packageClient } from '../../support/smpp.ts';
@@ -25,7 +25,7 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
 
   before(async () => {
     first = await startTestServer('postgres');
-    second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
   });
 
   after(async () => {
@@ -89,7 +89,9 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
 
   async function expiredCount(node: TestServer, systemId: string): Promise<number> {
     const text = await (await fetch(`${node.url}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith('tern_smpp_errors_total{') && l.includes(`system_id="${systemId}"`) && l.includes('reason="concat_expired"'));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith('tern_smpp_errors_total{') && l.includes(`system_id="${systemId}"`) && l.includes('reason="concat_expired"'));
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
   }
 
@@ -99,16 +101,32 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
     // Parts 1 and 3 on the first node, 2 on the second (part 1 sent again, to the second node); then 2 on the second
     // node, 3 on the first, 1 on the second.
     const orders: Array<Array<[smpp.Session, number]>> = [
-      [[onFirst, 1], [onSecond, 1], [onSecond, 2], [onFirst, 3]],
-      [[onSecond, 2], [onFirst, 3], [onSecond, 1]],
+      [
+        [onFirst, 1],
+        [onSecond, 1],
+        [onSecond, 2],
+        [onFirst, 3],
+      ],
+      [
+        [onSecond, 2],
+        [onFirst, 3],
+        [onSecond, 1],
+      ],
     ];
     const ids: string[] = [];
     for (const [i, order] of orders.entries()) {
       const answers = [];
       for (const [session, n] of order) answers.push(await part(session, `3361234567${i}`, 40 + i, n));
-      assert.deepEqual(answers.map((a) => a.command_status), order.map(() => 0));
+      assert.deepEqual(
+        answers.map((a) => a.command_status),
+        order.map(() => 0),
+      );
       const id = String(answers[0]!['message_id']);
-      assert.deepEqual(answers.map((a) => a['message_id']), order.map(() => id), 'every part answered with the message’s id');
+      assert.deepEqual(
+        answers.map((a) => a['message_id']),
+        order.map(() => id),
+        'every part answered with the message’s id',
+      );
       ids.push(id);
     }
     const list = await messages(t, second);
@@ -133,7 +151,10 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
       ),
     );
     for (const parts of answers) {
-      assert.deepEqual(parts.map((a) => a.command_status), [0, 0, 0]);
+      assert.deepEqual(
+        parts.map((a) => a.command_status),
+        [0, 0, 0],
+      );
       assert.equal(new Set(parts.map((a) => a['message_id'])).size, 1);
     }
     const list = await messages(t);
@@ -155,7 +176,10 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
     assert.equal(p1['message_id'], p2['message_id']);
     assert.equal(await partsWaiting(), 2, 'both parts kept, whichever node took them');
     // Its time runs out now rather than in a minute.
-    await first.app.store.db.updateTable('smpp_concat_parts').set({ expires_at: Date.now() - 1 }).execute();
+    await first.app.store.db
+      .updateTable('smpp_concat_parts')
+      .set({ expires_at: Date.now() - 1 })
+      .execute();
     await eventually(async () => ((await partsWaiting()) === 0 ? true : undefined), 15_000, 'the parts expired');
     const expired = await eventually(
       async () => {
@@ -179,25 +203,44 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
     const { t, onFirst, onSecond } = await customer();
     // Refused before anything is stored: a sender longer than a sender may be.
     const refused = [];
-    for (const [session, n] of [[onFirst, 1], [onSecond, 2], [onFirst, 3]] as const) {
-      refused.push(await call(session, 'submit_sm', {
-        source_addr: 'TOOLONGSENDER',
-        destination_addr: '33644445555',
-        esm_class: 0x40,
-        data_coding: 0,
-        short_message: Buffer.concat([udh8(13, 3, n), encodeGsm7(PARTS[n - 1]!)]),
-      }));
+    for (const [session, n] of [
+      [onFirst, 1],
+      [onSecond, 2],
+      [onFirst, 3],
+    ] as const) {
+      refused.push(
+        await call(session, 'submit_sm', {
+          source_addr: 'TOOLONGSENDER',
+          destination_addr: '33644445555',
+          esm_class: 0x40,
+          data_coding: 0,
+          short_message: Buffer.concat([udh8(13, 3, n), encodeGsm7(PARTS[n - 1]!)]),
+        }),
+      );
     }
-    assert.deepEqual(refused.map((a) => a.command_status === 0), [true, true, false]);
+    assert.deepEqual(
+      refused.map((a) => a.command_status === 0),
+      [true, true, false],
+    );
     assert.equal((await partsOf(String(refused[0]!['message_id']))).length, 0);
     // Stored refused (UNDELIVERABLE), for lack of credit.
     assert.deepEqual(await messages(t), []);
     const broke = await customer(0);
-    const answers = [await part(broke.onSecond, '33644445555', 14, 1), await part(broke.onFirst, '33644445555', 14, 2), await part(broke.onSecond, '33644445555', 14, 3)];
-    assert.deepEqual(answers.map((a) => a.command_status === 0), [true, true, false]);
+    const answers = [
+      await part(broke.onSecond, '33644445555', 14, 1),
+      await part(broke.onFirst, '33644445555', 14, 2),
+      await part(broke.onSecond, '33644445555', 14, 3),
+    ];
+    assert.deepEqual(
+      answers.map((a) => a.command_status === 0),
+      [true, true, false],
+    );
     const id = String(answers[0]!['message_id']);
     assert.equal((await partsOf(id)).length, 0);
-    assert.deepEqual((await messages(broke.t)).map((m) => m.messageId), [id]);
+    assert.deepEqual(
+      (await messages(broke.t)).map((m) => m.messageId),
+      [id],
+    );
     assert.equal(await charges(id), 0);
   });
 
@@ -232,15 +275,31 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
     assert.equal(added.kind, 'complete');
     assert.equal(added.kind === 'complete' && added.messageId, id);
     const taken = await partsOf(id);
-    assert.deepEqual(taken.map((r) => [r.seq, r.taken_by]), [[1, 'stopped-node'], [2, 'stopped-node'], [3, 'stopped-node']], 'kept, taken');
+    assert.deepEqual(
+      taken.map((r) => [r.seq, r.taken_by]),
+      [
+        [1, 'stopped-node'],
+        [2, 'stopped-node'],
+        [3, 'stopped-node'],
+      ],
+      'kept, taken',
+    );
     assert.deepEqual(await messages(t), []);
     // Long enough ago for the other nodes to take it over.
-    await first.app.store.db.updateTable('smpp_concat_parts').set({ taken_at: Date.now() - 60_000 }).where('message_id', '=', id).execute();
+    await first.app.store.db
+      .updateTable('smpp_concat_parts')
+      .set({ taken_at: Date.now() - 60_000 })
+      .where('message_id', '=', id)
+      .execute();
 
-    const [stored] = await eventually(async () => {
-      const list = await messages(t, second);
-      return list.length > 0 ? list : undefined;
-    }, 20_000, 'the message stored');
+    const [stored] = await eventually(
+      async () => {
+        const list = await messages(t, second);
+        return list.length > 0 ? list : undefined;
+      },
+      20_000,
+      'the message stored',
+    );
     assert.equal(stored!.messageId, id, 'stored under the id its parts were answered with');
     assert.equal(stored!.body.text, WHOLE);
     assert.equal(stored!.body.messagePartCount, 3);
@@ -250,7 +309,7 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
     // The node that took it, were it only slow, storing it too: the id is taken, nothing is charged.
     const messaging = first.app.services.messaging;
     const channel = await messaging.channel(t.channelId);
-    await assert.rejects(messaging.sendSms(channel, { to: '33622223333', text: WHOLE, source: 'SMPP', messageId: id }));
+    await assert.rejects(first.app.services.sms.send(channel, { to: '33622223333', text: WHOLE, source: 'SMPP', messageId: id }));
     assert.equal((await messages(t)).length, 1);
     assert.equal(await charges(id), 1, 'one charge');
     const spent = before - (await balance(t));
@@ -278,7 +337,10 @@ describe('concatenated SMPP submits across a cluster [postgres]', { skip }, () =
       .execute();
     await eventually(async () => ((await partsOf(id)).length === 0 ? true : undefined), 15_000, 'the parts deleted');
     const list = await messages(t);
-    assert.deepEqual(list.map((m) => m.messageId), [id]);
+    assert.deepEqual(
+      list.map((m) => m.messageId),
+      [id],
+    );
     assert.equal(await charges(id), 1);
     assert.equal(await balance(t), afterStore);
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { encodeGsm7 } from '../../../src/core/domain/text.ts';
+import { encodeGsm7 } from '../../../src/domain/text.ts';
 import { SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import { createTenant, request, startTestServer } from '../../support/server.ts';
 import { call, packageClient } from '../../support/smpp.ts';
@@ -11,11 +11,14 @@ const skip = process.env.TERN_TEST_DATABASE_URL ? false : 'PostgreSQL not availa
 describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, () => {
   test('binds on two nodes share one rate', async () => {
     const first = await startTestServer('postgres');
-    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
     const sessions: Array<Awaited<ReturnType<typeof packageClient>>> = [];
     try {
       const t = await createTenant(first, { balance: 100, channel: { defaultFromField: 'ACME' } });
-      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: first.adminKey, body: { systemId: 'shared', password: 'pw123', tps: 10, maxBinds: 4 } });
+      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, {
+        key: first.adminKey,
+        body: { systemId: 'shared', password: 'pw123', tps: 10, maxBinds: 4 },
+      });
       assert.equal(cred.status, 201, cred.text);
       for (const node of [first, second]) {
         const s = await packageClient(node.smppPort);
@@ -27,14 +30,18 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
       await new Promise((r) => setTimeout(r, 1_000 - (Date.now() % 1_000) + 20));
       const started = Date.now();
       const answers = await Promise.all(
-        sessions.flatMap((s, n) => Array.from({ length: 15 }, (_, i) => call(s, 'submit_sm', { destination_addr: `33612${n}${String(i).padStart(4, "0")}5`, short_message: encodeGsm7(`tps ${n} ${i}`) }))),
+        sessions.flatMap((s, n) =>
+          Array.from({ length: 15 }, (_, i) =>
+            call(s, 'submit_sm', { destination_addr: `33612${n}${String(i).padStart(4, '0')}5`, short_message: encodeGsm7(`tps ${n} ${i}`) }),
+          ),
+        ),
       );
       const elapsed = Date.now() - started;
       const accepted = answers.filter((a) => a.command_status === 0).length;
       const throttled = answers.filter((a) => a.command_status === SmppStatus.ESME_RTHROTTLED).length;
       assert.equal(accepted + throttled, 30, answers.map((a) => a.command_status).join(','));
       // Within the second it started in, 10 at most for both nodes together (each allowing its own 10 would make 20).
-      const windows = Math.floor((started % 1_000 + elapsed) / 1_000) + 1;
+      const windows = Math.floor(((started % 1_000) + elapsed) / 1_000) + 1;
       assert.ok(accepted <= 10 * windows, `${accepted} accepted over ${windows} second(s)`);
       assert.ok(accepted >= 5 && throttled > 0, `${accepted} accepted`);
     } finally {
@@ -46,7 +53,7 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
 
   test('maxBinds counts the binds of every node, and a bind given back is free on any node', async () => {
     const first = await startTestServer('postgres');
-    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
     const sessions: Array<Awaited<ReturnType<typeof packageClient>>> = [];
     const open = async (node: typeof first) => {
       const s = await packageClient(node.smppPort);
@@ -55,19 +62,30 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
     };
     try {
       const t = await createTenant(first, { balance: 1 });
-      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: first.adminKey, body: { systemId: 'single', password: 'pw123', maxBinds: 1 } });
+      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, {
+        key: first.adminKey,
+        body: { systemId: 'single', password: 'pw123', maxBinds: 1 },
+      });
       assert.equal(cred.status, 201, cred.text);
       const onFirst = await open(first);
       assert.equal((await call(onFirst, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status, 0);
       const onSecond = await open(second);
-      assert.equal((await call(onSecond, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status, SmppStatus.ESME_RBINDFAIL, 'the second node counts the first node’s bind');
+      assert.equal(
+        (await call(onSecond, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status,
+        SmppStatus.ESME_RBINDFAIL,
+        'the second node counts the first node’s bind',
+      );
       await call(onFirst, 'unbind');
       // Given back when the first node's session has closed, a moment after the unbind is answered.
-      const status = await eventually(async () => {
-        const again = await open(second);
-        const r = (await call(again, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status;
-        return r === 0 ? r : undefined;
-      }, 5_000, 'the bind free again');
+      const status = await eventually(
+        async () => {
+          const again = await open(second);
+          const r = (await call(again, 'bind_transceiver', { system_id: 'single', password: 'pw123' })).command_status;
+          return r === 0 ? r : undefined;
+        },
+        5_000,
+        'the bind free again',
+      );
       assert.equal(status, 0);
     } finally {
       for (const s of sessions) s.close();
@@ -78,7 +96,7 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
 
   test('receipts go to a node with a receiver, not to one left with only a transmitter', async () => {
     const first = await startTestServer('postgres');
-    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.services.config.databaseUrl });
+    const second = await startTestServer('postgres', { TERN_DATABASE_URL: first.app.config.databaseUrl });
     const sessions: Array<Awaited<ReturnType<typeof packageClient>>> = [];
     const open = async (node: typeof first, mode: string) => {
       const s = await packageClient(node.smppPort);
@@ -88,7 +106,10 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
     };
     try {
       const t = await createTenant(first, { balance: 10, channel: { defaultFromField: 'ACME' } });
-      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: first.adminKey, body: { systemId: 'split', password: 'pw123', maxBinds: 4 } });
+      const cred = await request(first, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, {
+        key: first.adminKey,
+        body: { systemId: 'split', password: 'pw123', maxBinds: 4 },
+      });
       assert.equal(cred.status, 201, cred.text);
       const transmitter = await open(first, 'bind_transmitter');
       const firstReceiver = await open(first, 'bind_receiver');
@@ -106,7 +127,11 @@ describe('an SMPP credential’s limits across a cluster [postgres]', { skip }, 
       const started = Date.now();
       const ids = await Promise.all(
         Array.from({ length: 40 }, async (_, i) => {
-          const r = await call(transmitter, 'submit_sm', { destination_addr: `3361234${String(i).padStart(3, '0')}5`, registered_delivery: 1, short_message: encodeGsm7(`receipt ${i}`) });
+          const r = await call(transmitter, 'submit_sm', {
+            destination_addr: `3361234${String(i).padStart(3, '0')}5`,
+            registered_delivery: 1,
+            short_message: encodeGsm7(`receipt ${i}`),
+          });
           assert.equal(r.command_status, 0);
           return String(r.message_id);
         }),

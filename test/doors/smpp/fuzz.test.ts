@@ -8,33 +8,44 @@ import { RawClient } from '../../support/smpp.ts';
 const RUNS = Number(process.env.TERN_FUZZ_RUNS_SMPP ?? 120);
 const SEED = Number(process.env.TERN_FUZZ_SEED ?? 20261124);
 
-const COMMAND_IDS = [0x00000001, 0x00000002, 0x00000003, 0x00000004, 0x00000005, 0x00000006, 0x00000007, 0x00000008, 0x00000009, 0x00000015, 0x00000021, 0x00000103, 0x80000000, 0x80000004, 0x80000005, 0x80000015, 0x00000777, 0xffffffff];
+const COMMAND_IDS = [
+  0x00000001, 0x00000002, 0x00000003, 0x00000004, 0x00000005, 0x00000006, 0x00000007, 0x00000008, 0x00000009, 0x00000015, 0x00000021, 0x00000103, 0x80000000,
+  0x80000004, 0x80000005, 0x80000015, 0x00000777, 0xffffffff,
+];
 
 /** One frame: a PDU whose body is random (under a valid or a lying length), or a submit_sm whose fields are random. */
 const frame = fc.oneof(
-  fc.record({ id: fc.constantFrom(...COMMAND_IDS), body: fc.uint8Array({ maxLength: 300 }), lie: fc.constantFrom(0, 0, 0, 1, -1, 7) }).map(({ id, body, lie }) => {
-    const b = Buffer.alloc(16 + body.length);
-    b.writeUInt32BE(b.length + lie, 0);
-    b.writeUInt32BE(id, 4);
-    b.writeUInt32BE(0, 8);
-    b.writeUInt32BE(4242, 12);
-    Buffer.from(body).copy(b, 16);
-    return { bytes: b, framed: lie === 0 };
-  }),
+  fc
+    .record({ id: fc.constantFrom(...COMMAND_IDS), body: fc.uint8Array({ maxLength: 300 }), lie: fc.constantFrom(0, 0, 0, 1, -1, 7) })
+    .map(({ id, body, lie }) => {
+      const b = Buffer.alloc(16 + body.length);
+      b.writeUInt32BE(b.length + lie, 0);
+      b.writeUInt32BE(id, 4);
+      b.writeUInt32BE(0, 8);
+      b.writeUInt32BE(4242, 12);
+      Buffer.from(body).copy(b, 16);
+      return { bytes: b, framed: lie === 0 };
+    }),
   fc
     .record({
       esm: fc.constantFrom(0, 0x40, 0x03, 0x04, 0xff),
       dc: fc.constantFrom(0, 3, 4, 8, 0xf5, 0x11),
       text: fc.uint8Array({ maxLength: 254 }),
       udh: fc.option(fc.tuple(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }))),
-      tlvs: fc.dictionary(fc.constantFrom('sar_msg_ref_num', 'sar_total_segments', 'sar_segment_seqnum', 'user_message_reference', 'source_port'), fc.integer({ min: 0, max: 255 })),
+      tlvs: fc.dictionary(
+        fc.constantFrom('sar_msg_ref_num', 'sar_total_segments', 'sar_segment_seqnum', 'user_message_reference', 'source_port'),
+        fc.integer({ min: 0, max: 255 }),
+      ),
       to: fc.constantFrom('33612345678', '', '0', '+', 'x'.repeat(20), '3361234567800000'),
       from: fc.constantFrom('Tern', '', '33612345678', 'ÿÿÿ'),
     })
     .map(({ esm, dc, text, udh, tlvs, to, from }) => {
       const sm = udh ? Buffer.concat([Buffer.from([5, 0, 3, udh[0], udh[1], udh[2]]), Buffer.from(text)]).subarray(0, 254) : Buffer.from(text);
       try {
-        return { bytes: encodePdu('submit_sm', 4243, 0, { esm_class: esm, data_coding: dc, short_message: sm, destination_addr: to, source_addr: from, ...tlvs }), framed: true };
+        return {
+          bytes: encodePdu('submit_sm', 4243, 0, { esm_class: esm, data_coding: dc, short_message: sm, destination_addr: to, source_addr: from, ...tlvs }),
+          framed: true,
+        };
       } catch {
         return { bytes: encodePdu('enquire_link', 4243), framed: true };
       }
@@ -59,7 +70,10 @@ forEachDialect('fuzz: the SMPP server', (dialect) => {
   before(async () => {
     server = await startTestServer(dialect);
     const t = await createTenant(server, { balance: 100, channel: { fromFieldList: ['Tern'] } });
-    const r = await request(server, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, { key: server.adminKey, body: { systemId, password, maxBinds: 100 } });
+    const r = await request(server, 'POST', `/admin/v1/channels/${t.channelId}/smpp-credentials`, {
+      key: server.adminKey,
+      body: { systemId, password, maxBinds: 100 },
+    });
     assert.equal(r.status, 201, r.text);
   });
   after(() => server.stop());

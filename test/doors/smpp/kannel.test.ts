@@ -43,7 +43,16 @@ interface Kannel {
   processes: ChildProcess[];
 }
 
-function kannelConfig(o: { dir: string; tern: number; systemId: string; password: string; adminPort: number; boxPort: number; sendsmsPort: number; receiver: number }): string {
+function kannelConfig(o: {
+  dir: string;
+  tern: number;
+  systemId: string;
+  password: string;
+  adminPort: number;
+  boxPort: number;
+  sendsmsPort: number;
+  receiver: number;
+}): string {
   return `
 group = core
 admin-port = ${o.adminPort}
@@ -212,19 +221,19 @@ test('Kannel: sendsms reaches Tern and the dlr-url gets the final status; an MO 
     assert.equal(row.registered_delivery & 0x03, 1, `Kannel asked for a receipt (registered_delivery 0x${row.registered_delivery.toString(16)})`);
 
     // Kannel got the receipt, matched it to its message and called the dlr-url with "delivered" (1).
-    const dlr = await eventually(
-      async () => kannelCalls(receiver).find((c) => c.path === '/dlr' && c.query.get('status') === '1'),
-      15_000,
-      'the dlr-url call',
-    );
+    const dlr = await eventually(async () => kannelCalls(receiver).find((c) => c.path === '/dlr' && c.query.get('status') === '1'), 15_000, 'the dlr-url call');
     assert.equal(dlr.query.get('smscid'), m.messageId);
     assert.match(dlr.query.get('answer') ?? '', /stat:DELIVRD/);
     const final = await request(server, 'GET', `/sms/v1/messages/${m.messageId}`, { key: tenant.key });
     assert.equal(final.body.status.value, 'DELIVERED');
-    await eventually(async () => {
-      const rows = await server.app.store.db.selectFrom('smpp_outbox').select('id').execute();
-      return rows.length === 0 ? true : undefined;
-    }, 5_000, 'receipt removed from the outbox once Kannel answered');
+    await eventually(
+      async () => {
+        const rows = await server.app.store.db.selectFrom('smpp_outbox').select('id').execute();
+        return rows.length === 0 ? true : undefined;
+      },
+      5_000,
+      'receipt removed from the outbox once Kannel answered',
+    );
 
     // An MO injected into Tern for the channel's number reaches Kannel's sms-service.
     const mo = await request(server, 'POST', '/admin/v1/simulator/mo', {

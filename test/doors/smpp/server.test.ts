@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import type smpp from 'smpp';
 import { parseReceiptText } from '../../../src/protocols/smpp/receipt.ts';
-import { encodeGsm7 } from '../../../src/core/domain/text.ts';
+import { encodeGsm7 } from '../../../src/domain/text.ts';
 import { buildMoDeliverSms, buildReceiptDeliverSm } from '../../../src/protocols/smpp/deliver-sm.ts';
 import type {
   BindMode,
@@ -21,7 +21,7 @@ import type {
   SmppSubmitResult,
 } from '../../../src/doors/smpp/handler.ts';
 import { encodePdu, SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
-import { createSmppServer, type SmppServer, type SmppServerOptions } from '../../../src/doors/smpp/server.ts';
+import { createSmppServer, type SmppServer, type SmppServerOptions } from '../../../src/doors/smpp/server/index.ts';
 import type { SmppSubmit } from '../../../src/protocols/smpp/submit.ts';
 import { call, floodUntilBlocked, nextPdu, packageClient, RawClient } from '../../support/smpp.ts';
 import { eventually, sleep } from '../../support/wait.ts';
@@ -106,8 +106,7 @@ async function start(options: Partial<SmppServerOptions<TestPrincipal>> = {}) {
   });
   running.push(server);
   const ports = await server.listen();
-  const sum = (name: string, systemId: string) =>
-    metrics.filter((m) => m.name === name && m.labels['system_id'] === systemId).reduce((a, m) => a + m.value, 0);
+  const sum = (name: string, systemId: string) => metrics.filter((m) => m.name === name && m.labels['system_id'] === systemId).reduce((a, m) => a + m.value, 0);
   return { server, handler, metrics, sum, ...ports };
 }
 
@@ -302,8 +301,7 @@ describe('SMPP server: submit_sm', { timeout: 30_000 }, () => {
   it("maps the handler's refusals and failures to command_status", async () => {
     const { port, sum } = await start();
     const c = await bound(port, 'bind_transceiver');
-    const sm = (destination_addr: string, text: string) =>
-      call(c, 'submit_sm', { destination_addr, data_coding: 0, short_message: Buffer.from(text) });
+    const sm = (destination_addr: string, text: string) => call(c, 'submit_sm', { destination_addr, data_coding: 0, short_message: Buffer.from(text) });
     assert.equal((await sm('000123', 'hi')).command_status, SmppStatus.ESME_RINVDSTADR);
     assert.equal((await sm('33600000001', 'no credit')).command_status, SmppStatus.ESME_RSUBMITFAIL);
     assert.equal((await sm('boom', 'hi')).command_status, SmppStatus.ESME_RSYSERR);
@@ -358,9 +356,7 @@ describe('SMPP server: submit_sm', { timeout: 30_000 }, () => {
     };
     const c = await bound(port, 'bind_transmitter');
     const resps = await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        call(c, 'submit_sm', { destination_addr: '33600000001', short_message: Buffer.from(`n${i}`) }),
-      ),
+      Array.from({ length: 100 }, (_, i) => call(c, 'submit_sm', { destination_addr: '33600000001', short_message: Buffer.from(`n${i}`) })),
     );
     assert.equal(maxWaiting, 100, 'all 100 were being handled at the same time');
     assert.ok(resps.every((r) => r.command_status === 0));
@@ -603,11 +599,7 @@ describe('SMPP server: deliver_sm', { timeout: 30_000 }, () => {
     assert.equal(pdu['receipted_message_id'], messageId);
     assert.equal(pdu['message_state'], 2);
     const text = (pdu['short_message'] as { message: string }).message;
-    assert.equal(
-      text,
-      `id:${messageId} sub:001 dlvrd:001 submit date:2605011200 done date:2605011200 stat:DELIVRD err:000 ` +
-        'text:Your code is 1234, v',
-    );
+    assert.equal(text, `id:${messageId} sub:001 dlvrd:001 submit date:2605011200 done date:2605011200 stat:DELIVRD err:000 ` + 'text:Your code is 1234, v');
     assert.equal(parseReceiptText(text)?.stat, 'DELIVRD');
     // Not answered yet: the receipt is not delivered until deliver_sm_resp comes.
     const state = await Promise.race([delivered, sleep(50).then(() => 'pending')]);
@@ -623,7 +615,10 @@ describe('SMPP server: deliver_sm', { timeout: 30_000 }, () => {
     const rx = await bound(port, 'bind_receiver');
     const trx = await bound(port, 'bind_transceiver');
     const got: string[] = [];
-    for (const [name, s] of [['rx', rx], ['trx', trx]] as const) {
+    for (const [name, s] of [
+      ['rx', rx],
+      ['trx', trx],
+    ] as const) {
       s.on('deliver_sm', (pdu: smpp.PDU) => {
         got.push(name);
         s.send(pdu.response());
@@ -649,11 +644,17 @@ describe('SMPP server: deliver_sm', { timeout: 30_000 }, () => {
     const mo = buildMoDeliverSms({ source: '33612345678', destination: '36111', text, ref: 0x155 });
     assert.equal(await server.deliver(ALICE.key, mo), true);
     assert.equal(parts.length, 2);
-    assert.deepEqual(parts.map((p) => p.esm), [0x40, 0x40]);
-    assert.deepEqual(parts.map((p) => [...p.udh[0]!]), [
-      [0, 3, 0x55, 2, 1],
-      [0, 3, 0x55, 2, 2],
-    ]);
+    assert.deepEqual(
+      parts.map((p) => p.esm),
+      [0x40, 0x40],
+    );
+    assert.deepEqual(
+      parts.map((p) => [...p.udh[0]!]),
+      [
+        [0, 3, 0x55, 2, 1],
+        [0, 3, 0x55, 2, 2],
+      ],
+    );
     assert.equal(parts.map((p) => p.message).join(''), text);
   });
 
@@ -697,10 +698,27 @@ describe('SMPP server: TLS', { timeout: 30_000 }, () => {
     try {
       const key = path.join(dir, 'key.pem');
       const cert = path.join(dir, 'cert.pem');
-      execFileSync('openssl', [
-        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-        '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost',
-      ], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+        ],
+        { stdio: 'ignore' },
+      );
       const { tlsPort, port, handler } = await start({
         tls: { port: 0, key: readFileSync(key), cert: readFileSync(cert) },
       });

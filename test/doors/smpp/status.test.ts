@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MESSAGE_STATUSES } from '../../../src/core/domain/status.ts';
-import {
-  messageStateOf,
-  receiptErrorCode,
-  receiptStatOf,
-  receiptWanted,
-  smppAddressOf,
-} from '../../../src/doors/smpp/status.ts';
+import { MESSAGE_STATUSES } from '../../../src/domain/status.ts';
+import { messageStateOf, receiptErrorCode, receiptStatOf, receiptWanted, smppAddressOf } from '../../../src/doors/smpp/status.ts';
 
 describe('SMPP view of message statuses', () => {
   it('gives every final status its receipt stat, and none while on the way or for READ', () => {

@@ -1,13 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import {
-  AddressRefusedError,
-  guardedLookup,
-  isPublicAddress,
-  resolvePublic,
-  type LookupAll,
-} from '../../../src/doors/webhooks/address-guard.ts';
+import { AddressRefusedError, guardedLookup, isPublicAddress, resolvePublic, type LookupAll } from '../../../src/doors/webhooks/address-guard.ts';
 
 const PUBLIC = [
   '8.8.8.8',
@@ -98,8 +92,18 @@ const NOT_PUBLIC = [
 ];
 
 const NOT_AN_ADDRESS = [
-  '', 'localhost', 'example.com', '1.2.3', '1.2.3.4.5', '256.0.0.1', '010.0.0.1', '[::1]', ' 8.8.8.8', '1::2::3',
-  '0x7f000001', '2130706433',
+  '',
+  'localhost',
+  'example.com',
+  '1.2.3',
+  '1.2.3.4.5',
+  '256.0.0.1',
+  '010.0.0.1',
+  '[::1]',
+  ' 8.8.8.8',
+  '1::2::3',
+  '0x7f000001',
+  '2130706433',
 ];
 
 describe('isPublicAddress', () => {

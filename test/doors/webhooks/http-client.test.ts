@@ -1,8 +1,11 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebhookHttpClient, type AttemptResult, type WebhookHttpClientOptions } from '../../../src/doors/webhooks/http-client.ts';
 import type { LookupAll } from '../../../src/doors/webhooks/address-guard.ts';
 import { closedPort, type Respond, startReceiver, type Receiver } from '../../support/receiver.ts';
+import { connectionsTo, total } from '../../support/sockets.ts';
 import { eventually } from '../../support/wait.ts';
 
 const receivers: Receiver[] = [];
@@ -82,13 +85,16 @@ describe('WebhookHttpClient: requests', () => {
     assert.equal(request!.headers['content-type'], undefined);
     assert.ok(request!.url.startsWith('/dlr.php?key=a%2Fb&'), request!.url);
     const query = new URL(request!.url, 'http://x').searchParams;
-    assert.deepEqual([...query], [
-      ['key', 'a/b'],
-      ['numero', '33612345678'],
-      ['date_reception', '2026-01-02 03:04:05'],
-      ['statut', '11'],
-      ['smsID', 'abc&def=1'],
-    ]);
+    assert.deepEqual(
+      [...query],
+      [
+        ['key', 'a/b'],
+        ['numero', '33612345678'],
+        ['date_reception', '2026-01-02 03:04:05'],
+        ['statut', '11'],
+        ['smsID', 'abc&def=1'],
+      ],
+    );
   });
 
   it('sends query parameters on a URL that has none', async () => {
@@ -419,4 +425,116 @@ describe('WebhookHttpClient: lifecycle', () => {
 
 after(async () => {
   await Promise.all(clients.map((created) => created.close()));
+});
+
+/** HTTP servers on 127.0.0.1 (one origin each) that answer 200 after `delayMs`, keeping connections alive. */
+async function origins(count: number, delayMs: number): Promise<{ origins: string[]; ports: Set<number>; close(): Promise<void> }> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => setTimeout(() => res.writeHead(200).end('ok'), delayMs));
+      });
+      server.keepAliveTimeout = 30_000;
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return server;
+    }),
+  );
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  return {
+    origins: ports.map((p) => `http://127.0.0.1:${p}`),
+    ports: new Set(ports),
+    async close() {
+      for (const s of servers) s.closeAllConnections();
+      await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    },
+  };
+}
+
+/**
+ * The most connections this process held at once to each group of ports while `work` ran, read from /proc (the
+ * client's own sockets: a server in the same process sees a closed connection a moment later).
+ */
+async function mostConnections<T>(groups: Array<Set<number>>, work: () => Promise<T>): Promise<{ result: T; most: number[] }> {
+  const most = groups.map(() => 0);
+  const all = new Set(groups.flatMap((g) => [...g]));
+  const look = () => {
+    const counts = connectionsTo(all);
+    groups.forEach((g, i) => (most[i] = Math.max(most[i]!, total(counts, g))));
+  };
+  const timer = setInterval(look, 2);
+  try {
+    const result = await work();
+    look();
+    return { result, most };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+describe('WebhookHttpClient: sockets bounded in all and per tenant', () => {
+  it('many origins of one tenant: its sockets, idle ones included, stay within its share, and every attempt is delivered', async () => {
+    const a = await origins(30, 20);
+    const b = await origins(5, 20);
+    try {
+      const sender = client({ maxConcurrentPerHost: 4, maxSockets: 6, maxSocketsPerTenant: 4, keepAliveMs: 10_000 });
+      const { result: results, most } = await mostConnections([a.ports, b.ports, new Set([...a.ports, ...b.ports])], () =>
+        Promise.all([
+          ...Array.from({ length: 90 }, (_, i) => sender.send({ method: 'POST', url: `${a.origins[i % 30]}/a/${i}`, body: '{}', tenant: 'org-a' })),
+          ...Array.from({ length: 15 }, (_, i) => sender.send({ method: 'POST', url: `${b.origins[i % 5]}/b/${i}`, body: '{}', tenant: 'org-b' })),
+        ]),
+      );
+      assert.deepEqual([...new Set(results.map((r) => r.outcome))], ['delivered'], JSON.stringify(results.find((r) => r.outcome !== 'delivered')));
+      const [ofA, ofB, inAll] = most;
+      assert.ok(ofA! <= 4, `tenant a had ${ofA} sockets open at once (share 4)`);
+      assert.ok(ofB! <= 4, `tenant b had ${ofB} sockets open at once (share 4)`);
+      assert.ok(inAll! <= 6, `${inAll} sockets open at once (6 in all)`);
+      assert.ok(ofA! >= 3 && inAll! >= 5, `the shares were used (${ofA}, ${inAll})`);
+      const usage = sender.usage();
+      assert.ok(usage.sockets <= 6 && usage.active === 0, JSON.stringify(usage));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a tenant with a long queue does not hold back another: they take turns', async () => {
+    const slow = await origins(20, 100);
+    const other = await origins(1, 0);
+    try {
+      const sender = client({ maxConcurrentPerHost: 2, maxSockets: 4, maxSocketsPerTenant: 4 });
+      const flood = Array.from({ length: 200 }, (_, i) => sender.send({ method: 'POST', url: `${slow.origins[i % 20]}/${i}`, body: '{}', tenant: 'flood' }));
+      await eventually(() => sender.usage().active === 4, 5_000, 'the flood holding every slot');
+      const started = Date.now();
+      const mine = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => sender.send({ method: 'POST', url: `${other.origins[0]}/${i}`, body: '{}', tenant: 'quiet' })),
+      );
+      const waited = Date.now() - started;
+      assert.ok(mine.every((r) => r.outcome === 'delivered'));
+      // 200 attempts of 100 ms on 4 slots take 5 s: taking turns, the other tenant's five go within a few of them.
+      assert.ok(waited < 2_000, `the other tenant waited ${waited} ms`);
+      assert.ok((await Promise.all(flood)).every((r) => r.outcome === 'delivered'));
+    } finally {
+      await slow.close();
+      await other.close();
+    }
+  });
+
+  it('idle sockets make room: a new origin does not wait for another origin’s keep-alive to end', async () => {
+    const targets = await origins(3, 0);
+    try {
+      const sender = client({ maxSockets: 2, maxSocketsPerTenant: 2, keepAliveMs: 30_000, idlePoolMs: 60_000 });
+      for (const origin of targets.origins.slice(0, 2)) assert.equal((await sender.send({ method: 'POST', url: origin, body: '{}' })).outcome, 'delivered');
+      assert.equal(sender.usage().sockets, 2, 'two idle sockets kept');
+      assert.equal(total(connectionsTo(targets.ports)), 2);
+      const started = Date.now();
+      const { result: third, most } = await mostConnections([targets.ports], () => sender.send({ method: 'POST', url: targets.origins[2]!, body: '{}' }));
+      assert.equal(third.outcome, 'delivered');
+      assert.ok(Date.now() - started < 2_000, `delivered after ${Date.now() - started} ms`);
+      assert.ok(most[0]! <= 2, `${most[0]} sockets at once`);
+      assert.ok(sender.usage().sockets <= 2);
+    } finally {
+      await targets.close();
+    }
+  });
 });

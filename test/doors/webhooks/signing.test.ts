@@ -51,8 +51,7 @@ describe('signWebhook', () => {
 
   it('changes with the id, the timestamp and the body', () => {
     const base = signWebhook({ secrets: [SECRET_A], id: 'evt_1', timestamp, body })['webhook-signature'];
-    const sign = (id: string, at: Date, text: string) =>
-      signWebhook({ secrets: [SECRET_A], id, timestamp: at, body: text })['webhook-signature'];
+    const sign = (id: string, at: Date, text: string) => signWebhook({ secrets: [SECRET_A], id, timestamp: at, body: text })['webhook-signature'];
     assert.notEqual(sign('evt_2', timestamp, body), base);
     assert.notEqual(sign('evt_1', new Date(timestamp.getTime() + 1_000), body), base);
     assert.notEqual(sign('evt_1', timestamp, `${body} `), base);
@@ -91,16 +90,22 @@ describe('signWebhook', () => {
     assert.throws(() => signWebhook({ ...ok, secrets: [] }), /without a secret/);
     assert.throws(() => signWebhook({ ...ok, id: '' }), /id must not be empty/);
     assert.throws(() => signWebhook({ ...ok, timestamp: new Date('nope') }), /invalid date/);
-    assert.throws(() => signWebhook({ ...ok, secrets: [SECRET_A, 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }), (err: Error) => {
-      assert.match(err.message, /secret #2 does not start with whsec_/);
-      assert.doesNotMatch(err.message, /MfKQ9r8/);
-      return true;
-    });
-    assert.throws(() => signWebhook({ ...ok, secrets: ['whsec_not base64!!'] }), (err: Error) => {
-      assert.match(err.message, /secret #1 is empty or not valid base64/);
-      assert.doesNotMatch(err.message, /not base64!!/);
-      return true;
-    });
+    assert.throws(
+      () => signWebhook({ ...ok, secrets: [SECRET_A, 'MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }),
+      (err: Error) => {
+        assert.match(err.message, /secret #2 does not start with whsec_/);
+        assert.doesNotMatch(err.message, /MfKQ9r8/);
+        return true;
+      },
+    );
+    assert.throws(
+      () => signWebhook({ ...ok, secrets: ['whsec_not base64!!'] }),
+      (err: Error) => {
+        assert.match(err.message, /secret #1 is empty or not valid base64/);
+        assert.doesNotMatch(err.message, /not base64!!/);
+        return true;
+      },
+    );
     assert.throws(() => signWebhook({ ...ok, secrets: ['whsec_'] }), /secret #1 is empty/);
   });
 });

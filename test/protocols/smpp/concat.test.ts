@@ -108,7 +108,13 @@ describe('ConcatAssembler', () => {
 describe('ConcatAssembler budgets', () => {
   it('refuses an owner past its parts or octets alone, bounds the octets of all, and gives budget back when messages complete', () => {
     let n = 0;
-    const a = new ConcatAssembler<string>({ allocateMessageId: () => `m${++n}`, onExpire: () => {}, maxPartsPerOwner: 3, maxBytesPerOwner: 100, maxBytes: 150 });
+    const a = new ConcatAssembler<string>({
+      allocateMessageId: () => `m${++n}`,
+      onExpire: () => {},
+      maxPartsPerOwner: 3,
+      maxBytesPerOwner: 100,
+      maxBytes: 150,
+    });
     for (let i = 0; i < 3; i++) assert.equal(a.add(`f${i}`, { ref: i, total: 2, seq: 1 }, gsm('x'), 0, '', 'flooder').kind, 'partial');
     assert.deepEqual(a.add('f9', { ref: 9, total: 2, seq: 1 }, gsm('x'), 0, '', 'flooder'), { kind: 'over-budget' });
     assert.equal(a.add('c1', { ref: 1, total: 2, seq: 1 }, gsm('y'), 0, '', 'calm').kind, 'partial', 'another owner is not affected');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeGsm7, decodeUcs2 } from '../../../src/core/domain/text.ts';
+import { decodeGsm7, decodeUcs2 } from '../../../src/domain/text.ts';
 import { buildMoDeliverSms, buildReceiptDeliverSm } from '../../../src/protocols/smpp/deliver-sm.ts';
 import { decodePdu, encodePdu } from '../../../src/protocols/smpp/pdu.ts';
 
@@ -19,18 +19,14 @@ describe('buildReceiptDeliverSm', () => {
     });
     assert.equal(fields.esm_class, 0x04);
     assert.equal(fields.data_coding, 0);
-    assert.deepEqual(
-      [fields.source_addr_ton, fields.source_addr_npi, fields.source_addr],
-      [1, 1, '33612345678'],
-    );
+    assert.deepEqual([fields.source_addr_ton, fields.source_addr_npi, fields.source_addr], [1, 1, '33612345678']);
     assert.deepEqual([fields.dest_addr_ton, fields.dest_addr_npi, fields.destination_addr], [5, 0, 'ACME']);
     assert.equal(fields.receipted_message_id, 'abc-123');
     assert.equal(fields.message_state, 5);
     // '—' is not GSM: it becomes '?', the rest stays.
     assert.equal(
       decodeGsm7(fields.short_message),
-      'id:abc-123 sub:002 dlvrd:000 submit date:2601020304 done date:2601020309 stat:UNDELIV err:012 ' +
-        'text:Prix: 5 € ? merci',
+      'id:abc-123 sub:002 dlvrd:000 submit date:2601020304 done date:2601020309 stat:UNDELIV err:012 ' + 'text:Prix: 5 € ? merci',
     );
     const d = decodePdu(encodePdu('deliver_sm', 3, 0, fields));
     assert.ok(d.ok);
@@ -48,10 +44,7 @@ describe('buildReceiptDeliverSm', () => {
       submitDate: new Date(),
       doneDate: new Date(),
     });
-    assert.deepEqual(
-      [f.source_addr_ton, f.source_addr, f.dest_addr_ton, f.destination_addr],
-      [2, '0612345678', 3, '36111'],
-    );
+    assert.deepEqual([f.source_addr_ton, f.source_addr, f.dest_addr_ton, f.destination_addr], [2, '0612345678', 3, '36111']);
   });
 });
 

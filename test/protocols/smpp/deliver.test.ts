@@ -38,7 +38,10 @@ describe('readDeliverSm', () => {
   it('reads an MO, and one part of a long MO with its UDH', () => {
     const mo = readDeliverSm(deliver({ esm_class: 0, data_coding: 8, short_message: Buffer.from('00480069', 'hex') }));
     assert.ok(mo.kind === 'mo');
-    assert.deepEqual([mo.source.addr, mo.destination.addr, mo.dataCoding, mo.payload.toString('hex'), mo.concat], ['33612345678', '36111', 8, '00480069', undefined]);
+    assert.deepEqual(
+      [mo.source.addr, mo.destination.addr, mo.dataCoding, mo.payload.toString('hex'), mo.concat],
+      ['33612345678', '36111', 8, '00480069', undefined],
+    );
     const part = readDeliverSm(deliver({ esm_class: 0x40, short_message: Buffer.concat([Buffer.from([5, 0, 3, 9, 2, 1]), Buffer.from('Hi')]) }));
     assert.ok(part.kind === 'mo');
     assert.deepEqual(part.concat, { ref: 9, total: 2, seq: 1 });

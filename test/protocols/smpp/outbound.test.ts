@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decodeSmppText, encodeGsm7 } from '../../../src/core/domain/text.ts';
+import { decodeSmppText, encodeGsm7 } from '../../../src/domain/text.ts';
 import { buildSubmitSms, type LongMessageMode, type OutboundSmsOptions, splitUnits } from '../../../src/protocols/smpp/outbound.ts';
 import { decodePdu, encodePdu } from '../../../src/protocols/smpp/pdu.ts';
 import { decodeSubmit } from '../../../src/protocols/smpp/submit.ts';
@@ -72,7 +72,10 @@ describe('buildSubmitSms', () => {
 
   it('never splits an escape pair or a surrogate pair', () => {
     const gsm = splitUnits('a'.repeat(152) + '€b', { width: (u) => (u === 0x20ac ? 2 : 1) }, 153);
-    assert.deepEqual(gsm.map((p) => p.length), [152, 2]);
+    assert.deepEqual(
+      gsm.map((p) => p.length),
+      [152, 2],
+    );
     const ucs = splitUnits('a'.repeat(66) + '😀b', { width: () => 1 }, 67);
     assert.deepEqual(ucs, ['a'.repeat(66), '😀b']);
   });
@@ -95,9 +98,15 @@ describe('buildSubmitSms', () => {
           assert.equal(r.text, text);
           assert.equal(r.codings.size, 1, 'one alphabet for all parts');
           if (fields.length > 1) {
-            assert.ok(r.octets.every((n) => n <= 140), `parts within 140 octets: ${r.octets.join(',')}`);
+            assert.ok(
+              r.octets.every((n) => n <= 140),
+              `parts within 140 octets: ${r.octets.join(',')}`,
+            );
             assert.equal(r.refs.size, 1);
-            assert.deepEqual(r.seqs, fields.map((_, i) => i + 1));
+            assert.deepEqual(
+              r.seqs,
+              fields.map((_, i) => i + 1),
+            );
           }
           if (mode === 'PAYLOAD') assert.equal(fields.length, 1);
         },

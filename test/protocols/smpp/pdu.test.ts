@@ -61,10 +61,7 @@ describe('decodePdu', () => {
         short_message: Buffer.from('hi'),
       }),
     );
-    assert.deepEqual(multi.fields['dest_address'], [
-      { dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: '33600000001' },
-      { dl_name: 'friends' },
-    ]);
+    assert.deepEqual(multi.fields['dest_address'], [{ dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: '33600000001' }, { dl_name: 'friends' }]);
 
     const resp = decodeOk(
       encodePdu('submit_multi_resp', 8, 0, {
@@ -73,9 +70,7 @@ describe('decodePdu', () => {
       }),
     );
     assert.equal(resp.fields['message_id'], 'abc');
-    assert.deepEqual(resp.fields['unsuccess_sme'], [
-      { dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: '0', error_status_code: 0x0b },
-    ]);
+    assert.deepEqual(resp.fields['unsuccess_sme'], [{ dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: '0', error_status_code: 0x0b }]);
   });
 
   it('reads an error response without a body', () => {
@@ -139,7 +134,12 @@ describe('encodePdu', () => {
 
   function valueOf(type: smpp.FieldType, filter: smpp.FieldFilter | undefined): fc.Arbitrary<unknown> {
     if (filter && filter === timeFilter) {
-      return fc.oneof(fc.constant(''), fc.stringMatching(/^\d{1,12}$/), fc.stringMatching(/^\d{12}[0-9][0-4]\d[+\-R]$/), fc.date({ min: new Date('2000-01-01'), max: new Date('2090-01-01'), noInvalidDate: true }));
+      return fc.oneof(
+        fc.constant(''),
+        fc.stringMatching(/^\d{1,12}$/),
+        fc.stringMatching(/^\d{12}[0-9][0-4]\d[+\-R]$/),
+        fc.date({ min: new Date('2000-01-01'), max: new Date('2090-01-01'), noInvalidDate: true }),
+      );
     }
     if (filter && filter === messageFilter) return fc.oneof(bytes(140), ascii(60));
     switch (type) {
@@ -170,7 +170,12 @@ describe('encodePdu', () => {
         );
       case t.unsuccess_sme_array:
         return fc.array(
-          fc.record({ dest_addr_ton: fc.integer({ min: 0, max: 6 }), dest_addr_npi: fc.integer({ min: 0, max: 18 }), destination_addr: ascii(20), error_status_code: fc.integer({ min: 0, max: 0xff }) }),
+          fc.record({
+            dest_addr_ton: fc.integer({ min: 0, max: 6 }),
+            dest_addr_npi: fc.integer({ min: 0, max: 18 }),
+            destination_addr: ascii(20),
+            error_status_code: fc.integer({ min: 0, max: 0xff }),
+          }),
           { maxLength: 4 },
         );
       default:
@@ -183,9 +188,9 @@ describe('encodePdu', () => {
   const pdus = fc.constantFrom(...Object.keys(smpp.commands)).chain((command) => {
     const params = Object.entries(smpp.commands[command]!.params ?? {});
     const mandatory = fc.record(Object.fromEntries(params.map(([name, d]) => [name, valueOf(d.type, d.filter)])), { requiredKeys: [] });
-    const tlvs = fc.subarray(plainTlvs, { maxLength: 4 }).chain((chosen) =>
-      fc.record(Object.fromEntries(chosen.map(([name, d]) => [name, valueOf(d.type, d.filter)]))),
-    );
+    const tlvs = fc
+      .subarray(plainTlvs, { maxLength: 4 })
+      .chain((chosen) => fc.record(Object.fromEntries(chosen.map(([name, d]) => [name, valueOf(d.type, d.filter)]))));
     return fc.record({
       command: fc.constant(command),
       sequence: fc.integer({ min: 1, max: 0x7fffffff }),
@@ -228,7 +233,10 @@ describe('encodePdu', () => {
       message_state: 2,
     };
     assert.deepEqual(encodePdu('deliver_sm', 9, 0, deliver), new smpp.PDU('deliver_sm', { ...deliver, sequence_number: 9 }).toBuffer());
-    assert.deepEqual(encodePdu('submit_sm_resp', 10, 0, { message_id: 'abc' }), new smpp.PDU('submit_sm_resp', { message_id: 'abc', sequence_number: 10 }).toBuffer());
+    assert.deepEqual(
+      encodePdu('submit_sm_resp', 10, 0, { message_id: 'abc' }),
+      new smpp.PDU('submit_sm_resp', { message_id: 'abc', sequence_number: 10 }).toBuffer(),
+    );
     assert.throws(() => encodePdu('no_such_command', 1), /unknown SMPP command/);
   });
 });

@@ -3,13 +3,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { encodePdu, SmppStatus, type Pdu } from '../../../src/protocols/smpp/pdu.ts';
-import {
-  connectSmppSession,
-  SmppSession,
-  SmppSessionError,
-  type RequestHandler,
-  type SmppSessionOptions,
-} from '../../../src/protocols/smpp/session.ts';
+import { connectSmppSession, SmppSession, SmppSessionError, type RequestHandler, type SmppSessionOptions } from '../../../src/protocols/smpp/session.ts';
 import { floodUntilBlocked, RawClient } from '../../support/smpp.ts';
 import { eventually, sleep } from '../../support/wait.ts';
 
@@ -33,8 +27,7 @@ function clientSession(port: number, options: Omit<SmppSessionOptions, 'role'> =
   return connectSmppSession({ host: '127.0.0.1', port, ...options });
 }
 
-const bindOk: RequestHandler = (pdu) =>
-  pdu.command.startsWith('bind_') ? { fields: { system_id: 'SMSC' } } : undefined;
+const bindOk: RequestHandler = (pdu) => (pdu.command.startsWith('bind_') ? { fields: { system_id: 'SMSC' } } : undefined);
 const isCode = (code: string) => (e: SmppSessionError) => e.code === code;
 
 /** A handler whose submit_sm answers wait until the test releases them. */

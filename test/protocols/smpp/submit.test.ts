@@ -46,14 +46,10 @@ describe('decodeSubmit', () => {
   });
 
   it('strips an 8-bit or 16-bit concatenation UDH and reports the reference', () => {
-    const s8 = ok(
-      decodeSubmit(submitPdu({ esm_class: 0x43, short_message: Buffer.from([5, 0, 3, 0xaa, 2, 1, 0x41, 0x42]) }), now),
-    );
+    const s8 = ok(decodeSubmit(submitPdu({ esm_class: 0x43, short_message: Buffer.from([5, 0, 3, 0xaa, 2, 1, 0x41, 0x42]) }), now));
     assert.deepEqual(s8.concat, { ref: 0xaa, total: 2, seq: 1 });
     assert.deepEqual(s8.payload, Buffer.from('AB'));
-    const s16 = ok(
-      decodeSubmit(submitPdu({ esm_class: 0x40, short_message: Buffer.from([6, 8, 4, 0x12, 0x34, 3, 3, 0x43]) }), now),
-    );
+    const s16 = ok(decodeSubmit(submitPdu({ esm_class: 0x40, short_message: Buffer.from([6, 8, 4, 0x12, 0x34, 3, 3, 0x43]) }), now));
     assert.deepEqual(s16.concat, { ref: 0x1234, total: 3, seq: 3 });
     assert.deepEqual(s16.payload, Buffer.from('C'));
   });
@@ -81,43 +77,26 @@ describe('decodeSubmit', () => {
       ),
     );
     assert.deepEqual(s.concat, { ref: 999, total: 4, seq: 4 });
-    assert.equal(
-      refused(decodeSubmit(submitPdu({ sar_msg_ref_num: 1, sar_total_segments: 2 }), now)),
-      SmppStatus.ESME_RMISSINGOPTPARAM,
-    );
-    assert.equal(
-      refused(decodeSubmit(submitPdu({ sar_msg_ref_num: 1, sar_total_segments: 2, sar_segment_seqnum: 3 }), now)),
-      SmppStatus.ESME_RINVOPTPARAMVAL,
-    );
+    assert.equal(refused(decodeSubmit(submitPdu({ sar_msg_ref_num: 1, sar_total_segments: 2 }), now)), SmppStatus.ESME_RMISSINGOPTPARAM);
+    assert.equal(refused(decodeSubmit(submitPdu({ sar_msg_ref_num: 1, sar_total_segments: 2, sar_segment_seqnum: 3 }), now)), SmppStatus.ESME_RINVOPTPARAMVAL);
   });
 
   it('takes message_payload, and refuses it together with a short_message', () => {
     const payload = Buffer.alloc(300, 0x62);
     assert.deepEqual(ok(decodeSubmit(submitPdu({ message_payload: payload }), now)).payload, payload);
-    assert.equal(
-      refused(decodeSubmit(submitPdu({ message_payload: payload, short_message: Buffer.from('a') }), now)),
-      SmppStatus.ESME_RINVMSGLEN,
-    );
+    assert.equal(refused(decodeSubmit(submitPdu({ message_payload: payload, short_message: Buffer.from('a') }), now)), SmppStatus.ESME_RINVMSGLEN);
   });
 
   it('refuses a UDH that runs past the message', () => {
-    assert.equal(
-      refused(decodeSubmit(submitPdu({ esm_class: 0x40, short_message: Buffer.from([9, 0, 3, 1, 2]) }), now)),
-      SmppStatus.ESME_RINVMSGLEN,
-    );
+    assert.equal(refused(decodeSubmit(submitPdu({ esm_class: 0x40, short_message: Buffer.from([9, 0, 3, 1, 2]) }), now)), SmppStatus.ESME_RINVMSGLEN);
   });
 
   it('parses schedule and validity times, and refuses bad ones with their own statuses', () => {
-    const s = ok(
-      decodeSubmit(submitPdu({ schedule_delivery_time: '260502120000000+', validity_period: '000001000000000R' }), now),
-    );
+    const s = ok(decodeSubmit(submitPdu({ schedule_delivery_time: '260502120000000+', validity_period: '000001000000000R' }), now));
     assert.deepEqual(s.fields.scheduleAt, new Date('2026-05-02T12:00:00Z'));
     assert.deepEqual(s.fields.validUntil, new Date('2026-05-02T12:00:00Z'));
     assert.equal(ok(decodeSubmit(submitPdu({}), now)).fields.scheduleAt, null);
-    assert.equal(
-      refused(decodeSubmit(submitPdu({ schedule_delivery_time: '261302120000000+' }), now)),
-      SmppStatus.ESME_RINVSCHED,
-    );
+    assert.equal(refused(decodeSubmit(submitPdu({ schedule_delivery_time: '261302120000000+' }), now)), SmppStatus.ESME_RINVSCHED);
     const badValidity = submitPdu({ validity_period: 'tomorrow-please!' });
     assert.equal(refused(decodeSubmit(badValidity, now)), SmppStatus.ESME_RINVEXPIRY);
   });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildConcatUdh, parseUdh, splitForSmpp, UdhError } from '../../../src/protocols/smpp/udh.ts';
-import { decodeGsm7, decodeSmppText, TextError } from '../../../src/core/domain/text.ts';
+import { decodeGsm7, decodeSmppText, TextError } from '../../../src/domain/text.ts';
 
 describe('buildConcatUdh', () => {
   it('builds the 6-octet header with an 8-bit reference', () => {
@@ -122,7 +122,10 @@ describe('splitForSmpp', () => {
   });
 
   it('rejects forced GSM7 on non-GSM text and texts beyond 255 parts', () => {
-    assert.throws(() => splitForSmpp('😀', 'GSM7', 0), (e: unknown) => e instanceof TextError && e.code === 'NOT_GSM7');
+    assert.throws(
+      () => splitForSmpp('😀', 'GSM7', 0),
+      (e: unknown) => e instanceof TextError && e.code === 'NOT_GSM7',
+    );
     assert.throws(
       () => splitForSmpp('a'.repeat(153 * 255 + 1), undefined, 0),
       (e: unknown) => e instanceof TextError && e.code === 'TOO_MANY_PARTS',

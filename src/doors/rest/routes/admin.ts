@@ -1,23 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { parseEuros, toEuros } from '../../../core/domain/money.ts';
-import { CHANNEL_FLOWS, CHANNEL_TYPES, ROLES } from '../../../core/domain/tenancy.ts';
-import { callbackUrlProblem } from '../../../core/domain/urls.ts';
+import { parseEuros, toEuros } from '../../../domain/money.ts';
+import { CHANNEL_FLOWS, CHANNEL_TYPES, ROLES } from '../../../domain/tenancy.ts';
+import { callbackUrlProblem } from '../../../domain/urls.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail, underField } from '../../../core/errors.ts';
 import type { ChannelPatch } from '../../../core/tenancy/service.ts';
 import { baseUrl, requireAdmin } from '../access.ts';
 import { errorResponses, IdParams, Nullable, PageQuery, pageItems } from '../schemas.ts';
-import {
-  ChannelView,
-  CredentialView,
-  channelView,
-  credentialView,
-  LedgerEntryView,
-  ledgerEntryView,
-  OrganisationView,
-  organisationView,
-} from '../views.ts';
+import { ChannelView, CredentialView, channelView, credentialView, LedgerEntryView, ledgerEntryView, OrganisationView, organisationView } from '../views.ts';
 
 const AmountInput = Type.Union([Type.Number(), Type.String()], { description: 'Decimal euros' });
 
@@ -30,9 +21,7 @@ const LocaleFields = {
       }),
     ),
   ),
-  timeZone: Type.Optional(
-    Type.String({ maxLength: 64, description: 'IANA time zone (default Europe/Paris) in which a sentDate without an offset is read' }),
-  ),
+  timeZone: Type.Optional(Type.String({ maxLength: 64, description: 'IANA time zone (default Europe/Paris) in which a sentDate without an offset is read' })),
 };
 
 const OrganisationCreate = Type.Object({
@@ -48,6 +37,13 @@ const OrganisationPatch = Type.Object({
   state: Type.Optional(Type.String({ enum: ['ACTIVE', 'SUSPENDED'] })),
   monthlyConsumptionLimit: Type.Optional(Nullable(AmountInput)),
   ...LocaleFields,
+  optOutShortCode: Type.Optional(Nullable(Type.String({ maxLength: 16, description: "Where recipients send STOP (3 to 8 digits); null: the platform's" }))),
+  optOutText: Type.Optional(
+    Nullable(Type.String({ maxLength: 64, description: 'The mention appended to marketing (must contain STOP); null: "STOP au" + the short code' })),
+  ),
+  contentRetentionDays: Type.Optional(
+    Nullable(Type.Integer({ description: "Days its message texts are kept before they are erased (1 to 36500); null: the platform's" })),
+  ),
 });
 
 const SenderId = Type.String({ minLength: 1, maxLength: 20 });
@@ -62,6 +58,7 @@ const ChannelFields = {
   dailyConsumptionLimit: Type.Optional(Nullable(AmountInput)),
   monthlyConsumptionLimit: Type.Optional(Nullable(AmountInput)),
   fallbackSmsChannelId: Type.Optional(Nullable(Type.String())),
+  shortLinks: Type.Optional(Type.Boolean({ description: 'replace long URLs in its SMS by tracked short links (needs TERN_SHORT_LINK_BASE)' })),
 };
 
 const ChannelCreate = Type.Object({ ...ChannelFields, type: Type.String({ enum: [...CHANNEL_TYPES] }) });
@@ -69,7 +66,7 @@ const ChannelPatchBody = Type.Partial(Type.Object(ChannelFields));
 
 const CredentialCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  roles: Type.Array(Type.String({ enum: [...ROLES] }), { minItems: 1, maxItems: 4 }),
+  roles: Type.Array(Type.String({ enum: [...ROLES] }), { minItems: 1, maxItems: ROLES.length }),
 });
 
 const CreditBody = Type.Object({
@@ -103,6 +100,7 @@ export function channelPatchFrom(body: Partial<Static<typeof ChannelPatchBody>>)
     dailyLimit: limitMicros(body.dailyConsumptionLimit, 'body.dailyConsumptionLimit'),
     monthlyLimit: limitMicros(body.monthlyConsumptionLimit, 'body.monthlyConsumptionLimit'),
     fallbackSmsChannelId: body.fallbackSmsChannelId,
+    shortLinks: body.shortLinks,
   };
   return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as ChannelPatch;
 }
@@ -177,9 +175,7 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
       const { page = 1, pageSize = 10 } = req.query as { page?: number; pageSize?: number };
       const orgs = await tenancy.listOrganisations({ offset: (page - 1) * pageSize, limit: pageSize });
       const base = baseUrl(services, req);
-      const items = await Promise.all(
-        orgs.map(async (o) => organisationView(o, await tenancy.organisationMonthlyConsumption(o.id), base)),
-      );
+      const items = await Promise.all(orgs.map(async (o) => organisationView(o, await tenancy.organisationMonthlyConsumption(o.id), base)));
       return { items, page, pageSize };
     },
   );
@@ -204,7 +200,7 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
       schema: {
         tags,
         security,
-        summary: 'Change an organisation (name, state, monthly limit, default country, time zone)',
+        summary: 'Change an organisation (name, state, monthly limit, default country, time zone, opt-out mention)',
         params: IdParams,
         body: OrganisationPatch,
         response: { 200: OrganisationView, ...errorResponses(400, 401, 403, 404) },
@@ -221,6 +217,9 @@ export function adminRoutes(app: FastifyInstance, services: Services): void {
           monthlyLimit,
           defaultCountry: body.defaultCountry,
           timeZone: body.timeZone,
+          optOutShortCode: body.optOutShortCode,
+          optOutText: body.optOutText,
+          contentRetentionDays: body.contentRetentionDays,
         }),
       );
       return orgView(id, baseUrl(services, req));

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Services } from '../../../core/services.ts';
-import { normaliseRecipient } from '../../../core/messaging/sms.ts';
+import { normaliseRecipient } from '../../../core/messaging/prepare.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, PageQuery } from '../schemas.ts';
 
@@ -54,7 +54,13 @@ export function blacklistRoutes(app: FastifyInstance, services: Services): void 
   app.delete(
     '/commons/v1/blacklist/:msisdn',
     {
-      schema: { tags, security, summary: 'Remove a number from the blacklist', params: Type.Object({ msisdn: Type.String() }), response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Remove a number from the blacklist',
+        params: Type.Object({ msisdn: Type.String() }),
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (req, reply) => {
       const principal = await authorize(services, req, 'blacklist:write');

@@ -1,18 +1,21 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
-import { omitNulls, present } from '../../../core/domain/absent.ts';
-import { iso } from '../../../core/domain/dates.ts';
-import { underField } from '../../../core/errors.ts';
+import { omitNulls, present } from '../../../domain/absent.ts';
+import { iso } from '../../../domain/dates.ts';
+import { fail, underField } from '../../../core/errors.ts';
+import { CampaignCsvError, csvRecipients } from '../../../domain/campaign-csv.ts';
+import { CsvError, parseCsv } from '../../../domain/csv.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import {
   type Campaign,
+  type CampaignRecipient,
   type CampaignBodies,
   type CampaignMessages,
   campaignState,
   type CampaignType,
   MAX_CAMPAIGN_RECIPIENTS,
   type SendIntoCampaign,
-} from '../../../core/messaging/campaigns.ts';
+} from '../../../core/campaigns/service.ts';
 import type { Services } from '../../../core/services.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { MessageRow } from '../../../core/types.ts';
@@ -66,6 +69,9 @@ const CampaignView = Type.Object({
     accepted: Type.Integer(),
     rejected: Type.Integer({ description: 'Recipients refused at the request (see `errors`)' }),
     byStatus: Type.Record(Type.String(), Type.Integer()),
+    clicks: Type.Integer({ description: 'Clicks on the short links of its messages (channels with shortLinks)' }),
+    links: Type.Integer({ description: 'Short links its messages carry (one per long URL per message)' }),
+    clickedLinks: Type.Integer({ description: 'Of those, the links clicked at least once' }),
   }),
   errors: Type.Optional(
     Type.Array(Type.Object({ index: Type.Integer(), to: Type.String(), errorCode: Type.String(), detail: Type.String() }), {
@@ -86,10 +92,29 @@ const ChannelParams = Type.Object({ channelId: Type.String({ maxLength: 64 }) })
 const CampaignParams = Type.Object({ campaignId: Type.String({ maxLength: 64 }) });
 const ChannelCampaignParams = Type.Object({ channelId: Type.String({ maxLength: 64 }), campaignId: Type.String({ maxLength: 64 }) });
 
-const chain = (
-  first: NonNullable<PreparedMessage['afterInsert']>,
-  then?: PreparedMessage['afterInsert'],
-): NonNullable<PreparedMessage['afterInsert']> =>
+/** A campaign's recipients: its `recipients`, or the rows of its `csv` — exactly one of the two. */
+export function requestRecipients(body: {
+  recipients?: Array<{ to: string; refClient?: string | null; ref_client?: string | null; values?: Record<string, string> }>;
+  csv?: string;
+}): CampaignRecipient[] {
+  if (body.recipients !== undefined && body.csv !== undefined) fail('INVALID_REQUEST', 'give recipients or csv, not both', 'csv');
+  if (body.csv === undefined) {
+    return (body.recipients ?? fail('INVALID_REQUEST', 'recipients or csv is required', 'recipients')).map((r) => ({
+      to: r.to,
+      refClient: r.refClient ?? r.ref_client,
+      ...(r.values && { values: r.values }),
+    }));
+  }
+  try {
+    return csvRecipients(parseCsv(body.csv));
+  } catch (err) {
+    if (err instanceof CsvError || err instanceof CampaignCsvError) fail('INVALID_REQUEST', err.message, 'csv');
+    throw err;
+  }
+}
+
+const chain =
+  (first: NonNullable<PreparedMessage['afterInsert']>, then?: PreparedMessage['afterInsert']): NonNullable<PreparedMessage['afterInsert']> =>
   async (db, row) => {
     await first(db, row);
     if (then) await then(db, row);
@@ -102,15 +127,33 @@ const chain = (
  * more messages into one and list its messages.
  */
 export function campaignRoutes<T extends CampaignType>(app: FastifyInstance, services: Services, api: CampaignApi<T>): void {
-  const { campaigns } = services.messaging;
+  const { campaigns } = services;
   const { tags, prefix, type } = api;
   const security = [{ apiKey: [] }];
   const noun = type === 'SMS' ? 'SMS' : 'RCS';
 
   const CampaignBody = Type.Object({
-    recipients: Type.Array(
-      Type.Object({ to: Type.String({ minLength: 1, maxLength: 32 }), refClient: OptionalString(), ref_client: OptionalString() }),
-      { minItems: 1, maxItems: MAX_CAMPAIGN_RECIPIENTS },
+    recipients: Type.Optional(
+      Type.Array(
+        Type.Object({
+          to: Type.String({ minLength: 1, maxLength: 32 }),
+          refClient: OptionalString(),
+          ref_client: OptionalString(),
+          values: Type.Optional(
+            Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1000 }), {
+              description: "Ours: this recipient's values of the template's variables",
+            }),
+          ),
+        }),
+        { minItems: 1, maxItems: MAX_CAMPAIGN_RECIPIENTS },
+      ),
+    ),
+    csv: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'Ours, instead of recipients: a CSV file with a header — a number column (number, msisdn, to, phone…), an optional refClient column, and every other column the value of the template variable its header names',
+      }),
     ),
     refClient: OptionalString(),
     ref_client: OptionalString({ description: 'Alias of refClient' }),
@@ -137,7 +180,7 @@ export function campaignRoutes<T extends CampaignType>(app: FastifyInstance, ser
     return [principal.channel.id];
   };
 
-  const view = async (req: FastifyRequest, { campaign, counts }: Campaign, errors?: Static<typeof CampaignView>['errors']) => {
+  const view = async (req: FastifyRequest, { campaign, counts, clicks, links }: Campaign, errors?: Static<typeof CampaignView>['errors']) => {
     const channel = await services.messaging.channel(campaign.channel_id);
     const accepted = Object.values(counts).reduce((a, b) => a + b, 0);
     return {
@@ -150,7 +193,7 @@ export function campaignRoutes<T extends CampaignType>(app: FastifyInstance, ser
       ...present('cancellationDate', campaign.cancelled_at === null ? null : iso(campaign.cancelled_at)),
       body: omitNulls(JSON.parse(campaign.body) as Record<string, unknown>),
       recipients: campaign.recipients,
-      counts: { accepted, rejected: Math.max(0, campaign.recipients - accepted), byStatus: counts },
+      counts: { accepted, rejected: Math.max(0, campaign.recipients - accepted), byStatus: counts, clicks, links: links.links, clickedLinks: links.clicked },
       ...(errors ? { errors } : {}),
       href: `${baseUrl(services, req)}${prefix}/campaigns/${campaign.id}`,
     };
@@ -185,7 +228,7 @@ export function campaignRoutes<T extends CampaignType>(app: FastifyInstance, ser
         const body = req.body as CampaignBodyT;
         const result = await underField('body.', async () =>
           campaigns.create(type, principal.channel, {
-            recipients: body.recipients.map((r) => ({ to: r.to, refClient: r.refClient ?? r.ref_client })),
+            recipients: requestRecipients(body),
             refClient: body.refClient ?? body.ref_client,
             message: api.message(body),
           }),

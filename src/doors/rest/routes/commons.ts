@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { rolesAllow, seesOrganisation } from '../../../core/domain/tenancy.ts';
+import { rolesAllow, seesOrganisation } from '../../../domain/tenancy.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
@@ -14,6 +14,7 @@ const ChannelCustomerPatch = Type.Object({
   defaultFromField: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 20 }))),
   defaultCallbackUrlStatus: Type.Optional(Nullable(Type.String())),
   defaultCallbackUrlMo: Type.Optional(Nullable(Type.String())),
+  shortLinks: Type.Optional(Type.Boolean({ description: 'replace long URLs in its SMS by tracked short links (the server must set TERN_SHORT_LINK_BASE)' })),
 });
 
 const WebhookSecretView = Type.Object({
@@ -39,7 +40,9 @@ export async function reachableChannel(services: Services, principal: Principal,
 /** The organisations a principal may read: its own, and for ADMIN keys its sub-organisations too. */
 export async function reachableOrganisationIds(services: Services, principal: Principal): Promise<string[]> {
   const own = principal.credential.organisationId;
-  return rolesAllow(principal.credential.roles, 'organisation:admin') ? services.tenancy.treeIds(own) : [own];
+  return rolesAllow(principal.credential.roles, 'organisation:admin') || rolesAllow(principal.credential.roles, 'funds:transfer')
+    ? services.tenancy.treeIds(own)
+    : [own];
 }
 
 export function commonsRoutes(app: FastifyInstance, services: Services): void {
@@ -89,7 +92,7 @@ export function commonsRoutes(app: FastifyInstance, services: Services): void {
       schema: {
         tags,
         security,
-        summary: "Change a channel's default sender and callback URLs",
+        summary: "Change a channel's default sender, callback URLs and short links",
         params: IdParams,
         body: ChannelCustomerPatch,
         response: { 200: ChannelView, ...errorResponses(400, 401, 403, 404) },

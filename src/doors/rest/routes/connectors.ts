@@ -6,7 +6,10 @@ import { requireAdmin } from '../access.ts';
 /** Parses a connector route's body as its content type says; the raw text is kept for signature checks. */
 function parseBody(req: FastifyRequest, raw: string): unknown {
   if (raw === '') return undefined;
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (type === 'application/json' || type.endsWith('+json')) {
     try {
       return JSON.parse(raw) as unknown;

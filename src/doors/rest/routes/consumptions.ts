@@ -1,21 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import {
-  CONSUMPTION_TYPES,
-  type ConsumptionType,
-  defaultConsumptionWindow,
-  PERIOD_TYPES,
-  type PeriodType,
-} from '../../../core/domain/consumption-periods.ts';
-import { parseDay } from '../../../core/domain/dates.ts';
-import { toEuros } from '../../../core/domain/money.ts';
-import { seesOrganisation } from '../../../core/domain/tenancy.ts';
+import { CONSUMPTION_TYPES, type ConsumptionType, defaultConsumptionWindow, PERIOD_TYPES, type PeriodType } from '../../../domain/consumption-periods.ts';
+import { parseDay } from '../../../domain/dates.ts';
+import { toEuros } from '../../../domain/money.ts';
+import { seesOrganisation } from '../../../domain/tenancy.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { ConsumptionRecord } from '../../../core/billing/consumption.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
 import { authorize, baseUrl } from '../access.ts';
-import { omitNulls } from '../../../core/domain/absent.ts';
+import { omitNulls } from '../../../domain/absent.ts';
 import { errorResponses, IdParams, Money, PageQuery, pageItems, Uuid } from '../schemas.ts';
 import { ChannelRef, channelRef } from '../views.ts';
 import { reachableChannel } from './commons.ts';
@@ -69,6 +63,7 @@ export const ConsumptionView = Type.Object(
       }),
       { description: 'Breakdown by price kind' },
     ),
+    clicks: Type.Integer({ description: "Clicks in the period on the short links of the channel's messages (SMS channels with shortLinks)" }),
     href: Type.String(),
   },
   { description: 'What a channel consumed over one day or one calendar month (UTC)' },
@@ -96,6 +91,7 @@ export function consumptionView(r: ConsumptionRecord, base: string): Static<type
       messages: k.messages,
       price: { amount: toEuros(k.amount), currency: 'EUR' },
     })),
+    clicks: r.clicks,
     href: `${base}/commons/v1/channels/${r.channel.id}/consumptions/${r.consumptionId}`,
   };
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { type VelocityLimit, VELOCITY_BOUNDS, policyCountries } from '../../../core/domain/fraud-guards.ts';
+import { type VelocityLimit, VELOCITY_BOUNDS, policyCountries } from '../../../domain/fraud-guards.ts';
 import type { OrganisationGuards } from '../../../core/fraud/guards.ts';
 import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
@@ -8,7 +8,10 @@ import { errorResponses, IdParams, Nullable } from '../schemas.ts';
 
 const VelocityLimitView = Type.Object(
   {
-    prefix: Type.String({ pattern: `^\\d{0,${VELOCITY_BOUNDS.prefixDigits}}$`, description: 'Numbers it is about: those starting with these digits ("" for every number)' }),
+    prefix: Type.String({
+      pattern: `^\\d{0,${VELOCITY_BOUNDS.prefixDigits}}$`,
+      description: 'Numbers it is about: those starting with these digits ("" for every number)',
+    }),
     rangeDigits: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -34,7 +37,9 @@ const GuardsInput = Type.Object(
       ),
     ),
     velocityLimits: Type.Optional(
-      Nullable(Type.Array(VelocityLimitView, { maxItems: VELOCITY_BOUNDS.count, description: '[] for none; null: back to the defaults (TERN_VELOCITY_LIMITS)' })),
+      Nullable(
+        Type.Array(VelocityLimitView, { maxItems: VELOCITY_BOUNDS.count, description: '[] for none; null: back to the defaults (TERN_VELOCITY_LIMITS)' }),
+      ),
     ),
   },
   { additionalProperties: false, description: 'Fields left out keep their value' },

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { ROLES, type Role } from '../../../core/domain/tenancy.ts';
+import { ROLES, type Role } from '../../../domain/tenancy.ts';
 import { fail, underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import type { SmppSessionView } from '../../../core/smpp/sessions.ts';
@@ -12,7 +12,7 @@ import { SmppCredentialCreate, SmppCredentialView, smppCredentialView } from './
 
 const CredentialCreate = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  roles: Type.Array(Type.String({ enum: [...ROLES] }), { minItems: 1, maxItems: 4 }),
+  roles: Type.Array(Type.String({ enum: [...ROLES] }), { minItems: 1, maxItems: ROLES.length }),
 });
 
 const ChannelItemParams = Type.Object({ id: Uuid, credentialId: Uuid });
@@ -80,9 +80,7 @@ export function keyRoutes(app: FastifyInstance, services: Services): void {
       const principal = await authorize(services, req, 'channel:write');
       const channel = await reachableChannel(services, principal, (req.params as { id: string }).id);
       const body = req.body as Static<typeof CredentialCreate>;
-      const { credential, value } = await underField('body.', () =>
-        tenancy.createCredential(channel.id, { name: body.name, roles: body.roles as Role[] }),
-      );
+      const { credential, value } = await underField('body.', () => tenancy.createCredential(channel.id, { name: body.name, roles: body.roles as Role[] }));
       return reply.code(201).send(credentialView(credential, channel, value));
     },
   );

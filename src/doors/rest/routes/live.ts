@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { present } from '../../../core/domain/absent.ts';
-import { isUuid } from '../../../core/domain/ids.ts';
+import { present } from '../../../domain/absent.ts';
+import { isUuid } from '../../../domain/ids.ts';
 import { fail } from '../../../core/errors.ts';
 import type { FeedItem } from '../../../core/feed/message-feed.ts';
 import type { Services } from '../../../core/services.ts';

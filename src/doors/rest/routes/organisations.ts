@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { parseDateBound } from '../../../core/domain/dates.ts';
-import { omitNulls, present } from '../../../core/domain/absent.ts';
-import { parseEuros, toEuros } from '../../../core/domain/money.ts';
+import { parseDateBound } from '../../../domain/dates.ts';
+import { omitNulls, present } from '../../../domain/absent.ts';
+import { parseEuros, toEuros } from '../../../domain/money.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail } from '../../../core/errors.ts';
@@ -30,15 +30,19 @@ const DateFilters = {
 
 const TransferCreate = Type.Object({
   organisationDestination: Type.Object({ organisationId: Uuid }),
+  organisationSource: Type.Optional(
+    Type.Object(
+      { organisationId: Uuid },
+      { description: 'Not needed: the path names the source. When given (as a transfer record has it), it must be the organisation of the path' },
+    ),
+  ),
   amount: AmountInput,
   reference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
 });
 
 const IdempotencyHeaders = Type.Object({
-  [IDEMPOTENCY_HEADER]: Type.Optional(
-    Type.String({ description: 'Makes retries safe: the same key and body get the first answer, and nothing moves twice' }),
-  ),
+  [IDEMPOTENCY_HEADER]: Type.Optional(Type.String({ description: 'Makes retries safe: the same key and body get the first answer, and nothing moves twice' })),
 });
 
 const OrganisationRef = Type.Object({ organisationId: Type.String(), name: Type.String() });
@@ -77,10 +81,7 @@ function transferView(t: Transfer, side: string, base: string): Static<typeof Tr
 function dateRange(q: { startDate?: string; endDate?: string }): { from?: number; to?: number } {
   const bound = (text: string | undefined, which: 'start' | 'end') => {
     if (text === undefined) return undefined;
-    return (
-      parseDateBound(text, which) ??
-      fail('INVALID_DATE', `query.${which}Date: must be YYYY-MM-DD or an ISO 8601 date-time`)
-    );
+    return parseDateBound(text, which) ?? fail('INVALID_DATE', `query.${which}Date: must be YYYY-MM-DD or an ISO 8601 date-time`);
   };
   const from = bound(q.startDate, 'start');
   const to = bound(q.endDate, 'end');
@@ -124,9 +125,7 @@ export function organisationRoutes(app: FastifyInstance, services: Services): vo
       const ids = await reachableOrganisationIds(services, principal);
       const orgs = await tenancy.listOrganisations({ ids, offset: p.offset, limit: p.limit });
       const base = baseUrl(services, req);
-      const items = await Promise.all(
-        orgs.map(async (o) => organisationView(o, await tenancy.organisationMonthlyConsumption(o.id), base)),
-      );
+      const items = await Promise.all(orgs.map(async (o) => organisationView(o, await tenancy.organisationMonthlyConsumption(o.id), base)));
       return { items, page: p.page, pageSize: p.pageSize };
     },
   );
@@ -229,22 +228,30 @@ export function organisationRoutes(app: FastifyInstance, services: Services): vo
       },
     },
     async (req, reply) => {
-      const principal = await authorize(services, req, 'organisation:admin');
+      const principal = await authorize(services, req, 'funds:transfer');
       const idempotencyKey = idempotencyKeyOf(req.headers[IDEMPOTENCY_HEADER]);
       const { id } = req.params as { id: string };
       const body = req.body as Static<typeof TransferCreate>;
+      // smsmode's contract takes the source from the path alone; a body naming another one is a request that means
+      // something else, never a transfer from the path's organisation.
+      if (body.organisationSource !== undefined && body.organisationSource.organisationId.toLowerCase() !== id.toLowerCase()) {
+        fail('INVALID_REQUEST', `must be the organisation of the path (${id}), which is the source of the transfer`, 'body.organisationSource.organisationId');
+      }
       const amount = transferAmount(body.amount, 'body.amount');
       const base = baseUrl(services, req);
-      const result = await funds.transfer({
-        callerOrganisationId: principal.credential.organisationId,
-        credentialId: principal.credential.id,
-        sourceId: id,
-        destinationId: body.organisationDestination.organisationId,
-        amount,
-        reference: body.reference ?? null,
-        description: body.description ?? null,
-        idempotencyKey,
-      }, (t) => ({ statusCode: 201, body: transferView(t, id, base) }));
+      const result = await funds.transfer(
+        {
+          callerOrganisationId: principal.credential.organisationId,
+          credentialId: principal.credential.id,
+          sourceId: id,
+          destinationId: body.organisationDestination.organisationId,
+          amount,
+          reference: body.reference ?? null,
+          description: body.description ?? null,
+          idempotencyKey,
+        },
+        (t) => ({ statusCode: 201, body: transferView(t, id, base) }),
+      );
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       // An answer recorded by an older version may hold nulls.
       return reply.code(result.statusCode as 201).send(omitNulls(result.body));

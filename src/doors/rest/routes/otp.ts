@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { present } from '../../../core/domain/absent.ts';
-import { OTP_ALPHABETS, OTP_CHANNELS, OTP_LIMITS, OTP_LOCALES, OTP_STATUSES, type OtpAlphabet, type OtpChannel, type OtpLocale } from '../../../core/domain/otp.ts';
+import { present } from '../../../domain/absent.ts';
+import { OTP_ALPHABETS, OTP_CHANNELS, OTP_LIMITS, OTP_LOCALES, OTP_STATUSES, type OtpAlphabet, type OtpChannel, type OtpLocale } from '../../../domain/otp.ts';
 import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import { authorize, baseUrl } from '../access.ts';
@@ -46,7 +46,11 @@ const OtpCreate = Type.Object({
   ),
   ttlSeconds: Type.Optional(Type.Integer({ minimum: OTP_LIMITS.ttlSeconds.min, maximum: OTP_LIMITS.ttlSeconds.max, description: 'Default 300' })),
   template: Type.Optional(
-    Type.String({ minLength: 1, maxLength: OTP_LIMITS.templateLength, description: 'The text, with {code} where the code goes; default "Your code is {code}" in the locale' }),
+    Type.String({
+      minLength: 1,
+      maxLength: OTP_LIMITS.templateLength,
+      description: 'The text, with {code} where the code goes; default "Your code is {code}" in the locale',
+    }),
   ),
   locale: Type.Optional(Type.String({ enum: [...OTP_LOCALES], description: 'Language of the default template and of a call (default en-GB)' })),
   refClient: Type.Optional(Type.String({ maxLength: 140 })),
@@ -60,7 +64,9 @@ const OtpCreate = Type.Object({
   ),
 });
 
-const CheckBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64, description: 'As the person typed it (spaces, dashes and case do not matter)' }) });
+const CheckBody = Type.Object({
+  code: Type.String({ minLength: 1, maxLength: 64, description: 'As the person typed it (spaces, dashes and case do not matter)' }),
+});
 const CheckView = Type.Object({
   status: Type.String({ enum: [...OTP_STATUSES] }),
   detail: Type.Optional(Type.String()),
@@ -119,7 +125,13 @@ export function otpRoutes(app: FastifyInstance, services: Services): void {
   app.get(
     '/sms/v1/otp/:id',
     {
-      schema: { tags, security, summary: 'Read a one-time password', params: IdParams, response: { 200: Type.Ref('Otp'), ...errorResponses(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'Read a one-time password',
+        params: IdParams,
+        response: { 200: Type.Ref('Otp'), ...errorResponses(400, 401, 403, 404) },
+      },
     },
     async (req) => {
       const o = await otp.get((req.params as { id: string }).id, await channelsOf(req, 'messages:read'));

@@ -1,12 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { present } from '../../../core/domain/absent.ts';
-import { toEuros } from '../../../core/domain/money.ts';
-import type { RcsBody } from '../../../core/domain/rcs.ts';
-import type { ChannelType } from '../../../core/domain/tenancy.ts';
-import type { TextEncoding } from '../../../core/domain/text.ts';
+import { present } from '../../../domain/absent.ts';
+import { toEuros } from '../../../domain/money.ts';
+import type { RcsBody } from '../../../domain/rcs.ts';
+import type { ChannelType } from '../../../domain/tenancy.ts';
+import type { TextEncoding } from '../../../domain/text.ts';
 import type { Quote } from '../../../core/quotes/service.ts';
-import { fail } from '../../../core/errors.ts';
+import { fail, underField } from '../../../core/errors.ts';
+import { MAX_CAMPAIGN_RECIPIENTS } from '../../../core/campaigns/service.ts';
+import { quoteSmsCampaign } from '../../../core/quotes/campaign.ts';
+import { requestRecipients } from './campaigns.ts';
+import { TemplateUseBody } from './sms.ts';
 import type { Services } from '../../../core/services.ts';
 import { authorize } from '../access.ts';
 import { errorResponses } from '../schemas.ts';
@@ -50,6 +54,7 @@ const QuoteView = Type.Object(
         unitsPerPart: Type.Integer({ description: '160/70 for one part, 153/67 for each part of a longer text' }),
         remainingInPart: Type.Integer({ description: 'Units left before one more part is needed' }),
         tooLong: Type.Boolean({ description: 'More than 10 parts: the send would be refused (400.004)' }),
+        stop: Type.Boolean({ description: 'The opt-out mention is appended and counted (always on marketing to French numbers)' }),
       }),
     ),
     price: Type.Object({
@@ -110,6 +115,76 @@ export function quoteRoutes(app: FastifyInstance, services: Services): void {
       },
     );
   route('SMS', '/sms/v1', 'SMS', SmsQuoteBody);
+  smsCampaignQuoteRoute(app, services);
   route('RCS', '/rcs/v1', 'RCS', RcsQuoteBody);
   route('VOICE', '/voice/v1', 'Voice', VoiceQuoteBody);
+}
+
+const SmsCampaignQuoteBody = Type.Object({
+  recipients: Type.Optional(
+    Type.Array(
+      Type.Object({ to: Type.String({ maxLength: 32 }), values: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1000 }))) }),
+      { minItems: 1, maxItems: MAX_CAMPAIGN_RECIPIENTS },
+    ),
+  ),
+  csv: Type.Optional(Type.String({ minLength: 1 })),
+  body: Type.Optional(
+    Type.Object({
+      text: Type.Optional(Type.String({ maxLength: 10_000 })),
+      encoding: Type.Optional(Type.String({ enum: ['GSM7', 'UNICODE'] })),
+      stop: Type.Optional(Type.Boolean()),
+    }),
+  ),
+  template: Type.Optional(TemplateUseBody),
+});
+
+const CampaignQuoteView = Type.Object(
+  {
+    recipients: Type.Integer(),
+    refused: Type.Integer({ description: 'Recipients whose number cannot be read (the campaign would list them in errors); left out of the ranges' }),
+    messagePartCount: Type.Object({ min: Type.Integer(), max: Type.Integer() }),
+    price: Type.Object({ min: Type.Number(), max: Type.Number(), total: Type.Number(), currency: Type.String() }),
+  },
+  { description: "What a campaign would be counted and charged: each recipient's text counted and priced on its own" },
+);
+
+/** Ours: `POST /sms/v1/campaigns/quote`, the range of parts and prices of a campaign (a template's texts differ per recipient). */
+function smsCampaignQuoteRoute(app: FastifyInstance, services: Services): void {
+  app.post(
+    '/sms/v1/campaigns/quote',
+    {
+      bodyLimit: 8 * 1024 * 1024,
+      schema: {
+        tags: ['SMS'],
+        security: [{ apiKey: [] }],
+        summary: 'Count and price an SMS campaign without sending it: the range of its messages’ parts and prices',
+        body: SmsCampaignQuoteBody,
+        response: { 200: CampaignQuoteView, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (req) => {
+      const principal = await authorize(services, req, 'messages:send', 'SMS');
+      const b = req.body as Static<typeof SmsCampaignQuoteBody>;
+      const q = await underField('body.', async () =>
+        quoteSmsCampaign(
+          services.quotes,
+          services.templates,
+          principal.channel,
+          {
+            text: b.body?.text,
+            ...(b.template && { template: b.template }),
+            encoding: b.body?.encoding as TextEncoding | undefined,
+            stop: b.body?.stop,
+          },
+          requestRecipients(b),
+        ),
+      );
+      return {
+        recipients: q.recipients,
+        refused: q.refused,
+        messagePartCount: q.parts,
+        price: { min: toEuros(q.price.min), max: toEuros(q.price.max), total: toEuros(q.price.total), currency: 'EUR' },
+      };
+    },
+  );
 }

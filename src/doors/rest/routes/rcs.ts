@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, type TObject, type TSchema, Type } from 'typebox';
 import {
   RCS_BODY_TYPES,
@@ -10,22 +10,22 @@ import {
   RCS_VALIDITY_UNITS,
   type RcsBody,
   type RcsValidity,
-} from '../../../core/domain/rcs.ts';
-import { toEuros } from '../../../core/domain/money.ts';
+} from '../../../domain/rcs.ts';
+import { toEuros } from '../../../domain/money.ts';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
 import { fail, underField } from '../../../core/errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import type { ConversationWithMessages } from '../../../core/rcs/service.ts';
-import { normaliseRecipient } from '../../../core/messaging/sms.ts';
-import { present } from '../../../core/domain/absent.ts';
+import { normaliseRecipient } from '../../../core/messaging/prepare.ts';
+import { present } from '../../../domain/absent.ts';
 import type { MessageRow } from '../../../core/types.ts';
-import { assertOwnChannel, authorize, baseUrl } from '../access.ts';
+import { authorize, baseUrl } from '../access.ts';
 import { sendDateParam } from '../dates.ts';
-import { answerSend } from '../idempotency.ts';
 import { errorResponses, IdParams, Nullable, PageQuery } from '../schemas.ts';
 import { campaignRoutes } from './campaigns.ts';
-import { dateParam, EventList, eventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage, renderMessages } from '../messages.ts';
+import { channelMessageRoutes } from './channel-messages.ts';
+import { dateParam, readableChannelIds, renderMessages } from '../messages.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 const Strict = { additionalProperties: false } as const;
@@ -42,6 +42,7 @@ export function tagged(variants: Record<string, TObject>, description: string): 
     description,
     required: ['type'],
     properties: { type: { type: 'string', enum: types } },
+    // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's if/then, read by the validator
     allOf: types.map((t) => ({ if: { properties: { type: { const: t } } }, then: variants[t] })),
   });
 }
@@ -50,8 +51,7 @@ const suggestionFields = {
   text: Type.String({ minLength: 1, maxLength: RCS_LIMITS.suggestionText }),
   postbackData: Type.String({ maxLength: RCS_LIMITS.postbackData }),
 };
-const suggestion = (type: string, fields: Record<string, TSchema> = {}) =>
-  Type.Object({ type: Type.Literal(type), ...suggestionFields, ...fields }, Strict);
+const suggestion = (type: string, fields: Record<string, TSchema> = {}) => Type.Object({ type: Type.Literal(type), ...suggestionFields, ...fields }, Strict);
 
 const Suggestion = tagged(
   {
@@ -81,10 +81,7 @@ const CardContent = Type.Object(
     title: Type.Optional(Type.String({ maxLength: RCS_LIMITS.cardTitle })),
     description: Type.Optional(Type.String({ maxLength: RCS_LIMITS.cardDescription })),
     media: Type.Optional(
-      Type.Object(
-        { fileUrl: Type.String({ minLength: 1, maxLength: RCS_LIMITS.fileUrl }), height: Type.Optional(oneOf(RCS_MEDIA_HEIGHTS)) },
-        Strict,
-      ),
+      Type.Object({ fileUrl: Type.String({ minLength: 1, maxLength: RCS_LIMITS.fileUrl }), height: Type.Optional(oneOf(RCS_MEDIA_HEIGHTS)) }, Strict),
     ),
     suggestions: suggestions(RCS_LIMITS.cardSuggestions),
   },
@@ -95,6 +92,7 @@ const CardContent = Type.Object(
 const CarouselCard = Type.Unsafe<Record<string, unknown>>({
   type: 'object',
   if: { required: ['content'] },
+  // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's if/then, read by the validator
   then: Type.Object({ content: CardContent }, Strict),
   else: CardContent,
 });
@@ -199,7 +197,6 @@ const ConversationQuery = Type.Object({
 
 const DEFAULT_LIST_WINDOW_MS = 10 * 86_400_000;
 
-type ListQueryT = Static<typeof ListQuery>;
 type SendRcsBodyT = Static<typeof SendRcsBody>;
 
 /** The message fields of an RCS request, as the RCS use cases take them. */
@@ -246,86 +243,26 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
   const tags = ['RCS'];
   const security = [{ apiKey: [] }];
 
-  const send = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
-    answerSend(services, req, reply, 'rcs', principal.channel, async (afterInsert) =>
-      renderMessage(services, req, await sendRcsRequest(services, req, principal, afterInsert)),
-    );
-
-  const sendSchema = {
+  channelMessageRoutes(app, services, {
+    type: 'RCS',
+    prefix: '/rcs/v1',
     tags,
-    security,
-    summary: 'Send an RCS message',
-    description:
-      'TEXT, CARD, CAROUSEL or FILE, with suggestions. Answers 201 with the message object once it is durably stored. ' +
-      'A recipient that is not RCS-capable ends UNDELIVERABLE / NOT_RCS_CAPABLE at no charge, or, with `fallback`, ' +
-      'UNDELIVERED / FALLBACK_SMS with the SMS in `fallbackMessageId`. `price.kind` is BASIC, SINGLE or CONVERSATION. ' +
-      'Supports the Idempotency-Key header.',
-    body: SendRcsBody,
-    response: { 201: Type.Ref('Message'), ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
-  };
-
-  app.post('/rcs/v1/messages', { schema: sendSchema }, async (req, reply) => {
-    const principal = await authorize(services, req, 'messages:send', 'RCS');
-    return send(req, reply, principal);
+    noun: { bare: 'RCS message', one: 'an RCS message' },
+    listSummary: 'List RCS messages, MT or MO (searchBy[direction]; MT by default, last 10 days by default)',
+    send: {
+      summary: 'Send an RCS message',
+      description:
+        'TEXT, CARD, CAROUSEL or FILE, with suggestions. Answers 201 with the message object once it is durably stored. ' +
+        'A recipient that is not RCS-capable ends UNDELIVERABLE / NOT_RCS_CAPABLE at no charge, or, with `fallback`, ' +
+        'UNDELIVERED / FALLBACK_SMS with the SMS in `fallbackMessageId`. `price.kind` is BASIC, SINGLE or CONVERSATION. ' +
+        'Supports the Idempotency-Key header.',
+      body: SendRcsBody,
+      errors: [400, 401, 403, 409, 413, 415, 422],
+      idempotencyScope: 'rcs',
+      onChannel: true,
+      message: (req, principal, afterInsert) => sendRcsRequest(services, req, principal, afterInsert),
+    },
   });
-
-  app.post(
-    '/rcs/v1/channels/:channelId/messages',
-    { schema: { ...sendSchema, summary: 'Send an RCS message on a given channel (the key’s own)', params: Type.Object({ channelId: Type.String() }) } },
-    async (req, reply) => {
-      const principal = await authorize(services, req, 'messages:send', 'RCS');
-      assertOwnChannel(principal, (req.params as { channelId: string }).channelId);
-      return send(req, reply, principal);
-    },
-  );
-
-  app.get(
-    '/rcs/v1/messages',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'List RCS messages, MT or MO (searchBy[direction]; MT by default, last 10 days by default)',
-        querystring: ListQuery,
-        response: { 200: MessageList, ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'RCS');
-      return listMessagesFor(services, req, principal, 'RCS', req.query as ListQueryT);
-    },
-  );
-
-  app.get(
-    '/rcs/v1/messages/:id',
-    { schema: { tags, security, summary: 'Read an RCS message', params: IdParams, response: { 200: Type.Ref('Message'), ...errorResponses(400, 401, 403, 404) } } },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'RCS');
-      const m = await messaging.get((req.params as { id: string }).id, await readableChannelIds(services, principal), 'RCS');
-      return renderMessage(services, req, m);
-    },
-  );
-
-  app.get(
-    '/rcs/v1/messages/:id/events',
-    { schema: { tags, security, summary: 'Status history of an RCS message', params: IdParams, response: { 200: EventList, ...errorResponses(400, 401, 403, 404) } } },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'RCS');
-      return eventList(await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'RCS'));
-    },
-  );
-
-  app.delete(
-    '/rcs/v1/messages/:id',
-    {
-      schema: { tags, security, summary: 'Cancel a scheduled RCS message (refunded)', params: IdParams, response: { 200: Type.Ref('Message'), ...errorResponses(400, 401, 403, 404, 409) } },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:send', 'RCS');
-      const m = await messaging.cancel((req.params as { id: string }).id, await readableChannelIds(services, principal), 'RCS');
-      return renderMessage(services, req, m);
-    },
-  );
 
   app.get(
     '/rcs/v1/capabilities/:msisdn',
@@ -372,7 +309,10 @@ export function rcsRoutes(app: FastifyInstance, services: Services): void {
         summary: 'List conversations opened by users (Tern’s extension), newest first, with their messages',
         description: 'A user’s MO opens a 24-hour conversation with the agent; agent messages sent within it are charged once, as CONVERSATION.',
         querystring: ConversationQuery,
-        response: { 200: Type.Object({ items: Type.Array(ConversationView), page: Type.Integer(), pageSize: Type.Integer() }), ...errorResponses(400, 401, 403) },
+        response: {
+          200: Type.Object({ items: Type.Array(ConversationView), page: Type.Integer(), pageSize: Type.Integer() }),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (req) => {

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { omitNulls } from '../../../core/domain/absent.ts';
+import { omitNulls } from '../../../domain/absent.ts';
 import type { Services } from '../../../core/services.ts';
 import { errorResponses, PageQuery, Uuid } from '../schemas.ts';
-import { RCS_LIMITS, RCS_MO_BODY_TYPES } from '../../../core/domain/rcs.ts';
+import { RCS_LIMITS, RCS_MO_BODY_TYPES } from '../../../domain/rcs.ts';
 import { DEFAULT_SIMULATOR } from '../../../core/routing/service.ts';
 import { fail } from '../../../core/errors.ts';
-import { normaliseRecipient } from '../../../core/messaging/sms.ts';
+import { normaliseRecipient } from '../../../core/messaging/prepare.ts';
 import { tagged } from './rcs.ts';
 import { renderMessage } from '../messages.ts';
 
@@ -76,12 +76,25 @@ export function simulatorRoutes(app: FastifyInstance, services: Services): void 
       const { connectors } = await services.connectors.definitions();
       const handsets = connectors
         .filter((c) => c.kind === 'SIMULATOR' && c.enabled)
-        .flatMap((c) => services.router.connector(c.name)?.routes?.().filter((r) => r.method === 'GET' && r.path === '/handsets') ?? []);
+        .flatMap(
+          (c) =>
+            services.router
+              .connector(c.name)
+              ?.routes?.()
+              .filter((r) => r.method === 'GET' && r.path === '/handsets') ?? [],
+        );
       if (handsets.length === 0) fail('NOT_FOUND', 'the simulated network is not running (no SIMULATOR connector)');
       type Item = Static<typeof HandsetList>['items'][number];
       const items: Item[] = [];
       for (const route of handsets) {
-        const answer = await route.handle({ method: 'GET', path: '/handsets', query: { msisdn, limit: String(pageSize) }, headers: {}, body: undefined, rawBody: '' });
+        const answer = await route.handle({
+          method: 'GET',
+          path: '/handsets',
+          query: { msisdn, limit: String(pageSize) },
+          headers: {},
+          body: undefined,
+          rawBody: '',
+        });
         if (answer.status !== 200) fail('INVALID_REQUEST', String((answer.body as { error?: unknown } | undefined)?.error ?? 'refused by the simulator'));
         items.push(...(answer.body as { items: Item[] }).items);
       }

@@ -22,7 +22,8 @@ export const SmppCredentialCreate = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: MAX_SMPP_WINDOW,
-        description: 'deliver_sm (receipts, MO) one session sends before waiting for their deliver_sm_resp; 0: the server setting TERN_SMPP_WINDOW. Sessions bound later use a change.',
+        description:
+          'deliver_sm (receipts, MO) one session sends before waiting for their deliver_sm_resp; 0: the server setting TERN_SMPP_WINDOW. Sessions bound later use a change.',
       }),
     ),
   },

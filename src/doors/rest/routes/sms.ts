@@ -1,16 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Principal } from '../../../core/tenancy/auth.ts';
 import type { Services } from '../../../core/services.ts';
-import { underField } from '../../../core/errors.ts';
+import { CoreError, underField } from '../../../core/errors.ts';
 import type { PreparedMessage } from '../../../core/messaging/accept.ts';
 import type { MessageRow } from '../../../core/types.ts';
-import { assertOwnChannel, authorize } from '../access.ts';
-import { answerSend } from '../idempotency.ts';
 import { sendDateParam } from '../dates.ts';
+import { sendText } from '../../../core/sms/templates.ts';
 import { campaignRoutes } from './campaigns.ts';
-import { errorResponses, IdParams, Nullable } from '../schemas.ts';
-import { MessageSchema, MessageList, ListQuery, EventList, eventList, readableChannelIds, listMessagesFor, renderMessage, type ListQueryT } from '../messages.ts';
+import { channelMessageRoutes } from './channel-messages.ts';
+import { Nullable } from '../schemas.ts';
+import { MessageSchema } from '../messages.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 
@@ -20,15 +20,31 @@ export const SmsBody = Type.Object({
   stop: Type.Optional(Type.Boolean()),
 });
 
+/** The body of a send: its text, unless a template gives it. */
+const SmsSendBody = Type.Object({ ...SmsBody.properties, text: Type.Optional(SmsBody.properties.text) });
+
+const TemplateValues = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 1000 }), {
+  description: 'A value per variable; a variable without one takes its default',
+});
+
+export const TemplateUseBody = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 64 }), values: Type.Optional(TemplateValues) },
+  { description: 'Ours: the text is this template of the channel filled with these values, instead of body.text (exactly one of the two)' },
+);
+
 export const SendSmsBody = Type.Object({
   recipient: Type.Object({ to: Type.String({ minLength: 1, maxLength: 32 }) }),
-  body: SmsBody,
+  body: Type.Optional(SmsSendBody),
+  template: Type.Optional(TemplateUseBody),
   from: OptionalString({ maxLength: 64 }),
   refClient: OptionalString(),
   ref_client: OptionalString({ description: 'Alias of refClient' }),
   sentDate: OptionalString({ description: "ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone" }),
   callbackUrlStatus: OptionalString(),
   callbackUrlMo: OptionalString(),
+  windowOverride: Type.Optional(
+    Type.Boolean({ description: "Ours: send now even outside the organisation's marketing window (keys with the ADMIN role only); recorded on the message" }),
+  ),
 });
 
 /** Sends the SMS a request's body describes on the key's channel; into a campaign, at its time by default, when given. */
@@ -40,14 +56,17 @@ export function sendSmsRequest(
   campaign?: { campaignId: string; defaultSendAt: number | null },
 ): Promise<MessageRow> {
   const body = req.body as Static<typeof SendSmsBody>;
-  return underField('body.', () =>
-    services.messaging.sendSms(
+  if (body.windowOverride && !principal.credential.roles.some((r) => r === 'ADMIN' || r === 'OWNER')) {
+    return Promise.reject(new CoreError('FORBIDDEN_ROLE', 'windowOverride needs a key with the ADMIN or OWNER role', 'body.windowOverride'));
+  }
+  return underField('body.', async () =>
+    services.sms.send(
       principal.channel,
       {
         to: body.recipient.to,
-        text: body.body.text,
-        encoding: body.body.encoding as 'GSM7' | 'UNICODE' | undefined,
-        stop: body.body.stop,
+        text: await sendText(services.templates, principal.channel, body.body?.text, body.template),
+        encoding: body.body?.encoding as 'GSM7' | 'UNICODE' | undefined,
+        stop: body.body?.stop,
         from: body.from,
         refClient: body.refClient ?? body.ref_client,
         sentDate: sendDateParam(body.sentDate, 'body.sentDate') ?? (campaign?.defaultSendAt ? new Date(campaign.defaultSendAt) : null),
@@ -55,6 +74,7 @@ export function sendSmsRequest(
         callbackUrlMo: body.callbackUrlMo,
         source: campaign ? 'CAMPAIGN' : 'REST',
         campaignId: campaign?.campaignId,
+        windowOverride: body.windowOverride === true,
       },
       afterInsert,
     ),
@@ -62,104 +82,33 @@ export function sendSmsRequest(
 }
 
 export function smsRoutes(app: FastifyInstance, services: Services): void {
-  const { messaging } = services;
   const tags = ['SMS'];
-  const security = [{ apiKey: [] }];
   app.addSchema(MessageSchema);
 
-  const send = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
-    answerSend(services, req, reply, 'sms', principal.channel, async (afterInsert) =>
-      renderMessage(services, req, await sendSmsRequest(services, req, principal, afterInsert)),
-    );
-
-  const sendSchema = {
+  channelMessageRoutes(app, services, {
+    type: 'SMS',
+    prefix: '/sms/v1',
     tags,
-    security,
-    summary: 'Send an SMS',
-    description: 'Answers 201 with the message object once it is durably stored. Supports the Idempotency-Key header.',
-    body: SendSmsBody,
-    response: { 201: Type.Ref('Message'), ...errorResponses(400, 401, 403, 409, 413, 415, 422) },
-  };
-
-  app.post('/sms/v1/messages', { schema: sendSchema }, async (req, reply) => {
-    const principal = await authorize(services, req, 'messages:send', 'SMS');
-    return send(req, reply, principal);
+    noun: { bare: 'message', one: 'a message' },
+    listSummary: 'List messages (MT by default, last 10 days by default)',
+    send: {
+      summary: 'Send an SMS',
+      description: 'Answers 201 with the message object once it is durably stored. Supports the Idempotency-Key header.',
+      body: SendSmsBody,
+      errors: [400, 401, 403, 409, 413, 415, 422],
+      idempotencyScope: 'sms',
+      onChannel: true,
+      message: (req, principal, afterInsert) => sendSmsRequest(services, req, principal, afterInsert),
+    },
   });
-
-  app.post(
-    '/sms/v1/channels/:channelId/messages',
-    { schema: { ...sendSchema, summary: 'Send an SMS on a given channel (the key’s own)', params: Type.Object({ channelId: Type.String() }) } },
-    async (req, reply) => {
-      const principal = await authorize(services, req, 'messages:send', 'SMS');
-      assertOwnChannel(principal, (req.params as { channelId: string }).channelId);
-      return send(req, reply, principal);
-    },
-  );
-
-  app.get(
-    '/sms/v1/messages',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'List messages (MT by default, last 10 days by default)',
-        querystring: ListQuery,
-        response: { 200: MessageList, ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'SMS');
-      return listMessagesFor(services, req, principal, 'SMS', req.query as ListQueryT);
-    },
-  );
-
-  app.get(
-    '/sms/v1/messages/:id',
-    {
-      schema: { tags, security, summary: 'Read a message', params: IdParams, response: { 200: Type.Ref('Message'), ...errorResponses(400, 401, 403, 404) } },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'SMS');
-      const m = await messaging.get((req.params as { id: string }).id, await readableChannelIds(services, principal), 'SMS');
-      return renderMessage(services, req, m);
-    },
-  );
-
-  app.get(
-    '/sms/v1/messages/:id/events',
-    {
-      schema: { tags, security, summary: 'Status history of a message', params: IdParams, response: { 200: EventList, ...errorResponses(400, 401, 403, 404) } },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'SMS');
-      return eventList(await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'SMS'));
-    },
-  );
-
-  app.delete(
-    '/sms/v1/messages/:id',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Cancel a scheduled message (refunded)',
-        params: IdParams,
-        response: { 200: Type.Ref('Message'), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:send', 'SMS');
-      const m = await messaging.cancel((req.params as { id: string }).id, await readableChannelIds(services, principal), 'SMS');
-      return renderMessage(services, req, m);
-    },
-  );
 
   campaignRoutes(app, services, {
     type: 'SMS',
     prefix: '/sms/v1',
     tags,
     messageFields: {
-      body: SmsBody,
+      body: Type.Optional(SmsSendBody),
+      template: Type.Optional(TemplateUseBody),
       from: OptionalString({ maxLength: 64 }),
       sentDate: OptionalString({ description: "ISO 8601; a future date schedules the campaign; without an offset it is read in the organisation's timeZone" }),
       callbackUrlStatus: OptionalString(),
@@ -168,9 +117,10 @@ export function smsRoutes(app: FastifyInstance, services: Services): void {
     message: (fields) => {
       const b = fields as Static<typeof SendSmsBody>;
       return {
-        text: b.body.text,
-        encoding: b.body.encoding as 'GSM7' | 'UNICODE' | undefined,
-        stop: b.body.stop,
+        text: b.body?.text,
+        ...(b.template && { template: b.template }),
+        encoding: b.body?.encoding as 'GSM7' | 'UNICODE' | undefined,
+        stop: b.body?.stop,
         from: b.from,
         sentDate: sendDateParam(b.sentDate, 'body.sentDate'),
         callbackUrlStatus: b.callbackUrlStatus,

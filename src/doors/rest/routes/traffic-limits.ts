@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import type { GroupLimits, RouteGroup } from '../../../core/domain/traffic.ts';
+import { type GroupLimits, MAX_PER_SECOND, type RouteGroup } from '../../../domain/traffic.ts';
+import { underField } from '../../../core/errors.ts';
 import type { Services } from '../../../core/services.ts';
 import { errorResponses, IdParams } from '../schemas.ts';
 
-const PerSecond = Type.Integer({ minimum: 1, maximum: 1_000_000 });
+const PerSecond = Type.Integer({ minimum: 1, maximum: MAX_PER_SECOND });
 const Limits = Type.Object(
   { perKey: PerSecond, perOrganisation: PerSecond },
   { additionalProperties: false, description: 'Requests a second: for each API key, and for the whole organisation' },
@@ -67,7 +68,7 @@ export function trafficLimitRoutes(app: FastifyInstance, services: Services): vo
       const body = req.body as Static<typeof LimitsInput>;
       const own: Partial<Record<RouteGroup, GroupLimits>> = {};
       for (const g of CUSTOMER_GROUPS) if (body[g]) own[g] = body[g];
-      await services.access.setLimits(id, own);
+      await underField('body.', () => services.access.setLimits(id, own));
       return view(id);
     },
   );

@@ -7,7 +7,8 @@ import { VOICE_LANGUAGES } from '../../../core/voice/tts.ts';
 import { authorize } from '../access.ts';
 import { errorResponses, IdParams, Nullable } from '../schemas.ts';
 import { sendDateParam } from '../dates.ts';
-import { EventList, eventList, ListQuery, listMessagesFor, MessageList, readableChannelIds, renderMessage } from '../messages.ts';
+import { readableChannelIds } from '../messages.ts';
+import { channelMessageRoutes } from './channel-messages.ts';
 
 const OptionalString = (opts: Record<string, unknown> = {}) => Type.Optional(Nullable(Type.String(opts)));
 
@@ -25,78 +26,48 @@ const SendVoiceBody = Type.Object({
   callbackUrlStatus: OptionalString(),
 });
 
-type ListQueryT = Static<typeof ListQuery>;
-
 /**
  * Text-to-speech voice messages: the same message object as SMS with `type: "VOICE"`, `body {text, title,
  * language}` and `duration` (seconds of audio: an answered call listened to in full lasts this long). Billed per
  * started 30 s from the VOICE price list.
  */
 export function voiceRoutes(app: FastifyInstance, services: Services): void {
-  const { messaging, voice } = services;
+  const { voice } = services;
   const tags = ['Voice'];
   const security = [{ apiKey: [] }];
 
-  app.post(
-    '/voice/v1/messages',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Send a text-to-speech voice message',
-        description:
-          'The title then the text are rendered to speech (8 kHz mono WAV) before the answer, which is 201 with the ' +
-          'message object once it is stored. 503 when text-to-speech is unavailable on this server.',
-        body: SendVoiceBody,
-        response: { 201: Type.Ref('Message'), ...errorResponses(400, 401, 403, 413, 415, 503) },
+  channelMessageRoutes(app, services, {
+    type: 'VOICE',
+    prefix: '/voice/v1',
+    tags,
+    noun: { bare: 'voice message', one: 'a voice message' },
+    listSummary: 'List voice messages (last 10 days by default)',
+    send: {
+      summary: 'Send a text-to-speech voice message',
+      description:
+        'The title then the text are rendered to speech (8 kHz mono WAV) before the answer, which is 201 with the ' +
+        'message object once it is stored. 503 when text-to-speech is unavailable on this server. Supports the ' +
+        'Idempotency-Key header.',
+      body: SendVoiceBody,
+      errors: [400, 401, 403, 413, 415, 503],
+      message: (req, principal) => {
+        const body = req.body as Static<typeof SendVoiceBody>;
+        return underField('body.', () =>
+          voice.send(principal.channel, {
+            to: body.recipient.to,
+            text: body.body.text,
+            title: body.body.title,
+            language: body.body.language,
+            from: body.from,
+            refClient: body.refClient ?? body.ref_client,
+            sentDate: sendDateParam(body.sentDate, 'body.sentDate'),
+            callbackUrlStatus: body.callbackUrlStatus,
+            source: 'REST',
+          }),
+        );
       },
     },
-    async (req, reply) => {
-      const principal = await authorize(services, req, 'messages:send', 'VOICE');
-      const body = req.body as Static<typeof SendVoiceBody>;
-      const m = await underField('body.', () => voice.send(principal.channel, {
-        to: body.recipient.to,
-        text: body.body.text,
-        title: body.body.title,
-        language: body.body.language,
-        from: body.from,
-        refClient: body.refClient ?? body.ref_client,
-        sentDate: sendDateParam(body.sentDate, 'body.sentDate'),
-        callbackUrlStatus: body.callbackUrlStatus,
-        source: 'REST',
-      }));
-      return reply.code(201).send(await renderMessage(services, req, m));
-    },
-  );
-
-  app.get(
-    '/voice/v1/messages',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'List voice messages (last 10 days by default)',
-        querystring: ListQuery,
-        response: { 200: MessageList, ...errorResponses(400, 401, 403) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'VOICE');
-      return listMessagesFor(services, req, principal, 'VOICE', req.query as ListQueryT);
-    },
-  );
-
-  app.get(
-    '/voice/v1/messages/:id',
-    {
-      schema: { tags, security, summary: 'Read a voice message', params: IdParams, response: { 200: Type.Ref('Message'), ...errorResponses(400, 401, 403, 404) } },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'VOICE');
-      const m = await messaging.get((req.params as { id: string }).id, await readableChannelIds(services, principal), 'VOICE');
-      return renderMessage(services, req, m);
-    },
-  );
+  });
 
   app.get(
     '/voice/v1/messages/:id/audio',
@@ -115,40 +86,7 @@ export function voiceRoutes(app: FastifyInstance, services: Services): void {
     async (req, reply) => {
       const principal = await authorize(services, req, 'messages:read', 'VOICE');
       const { audio } = await voice.audio((req.params as { id: string }).id, await readableChannelIds(services, principal));
-      return reply
-        .type('audio/wav')
-        .header('content-length', audio.wav.length)
-        .header('x-audio-duration-ms', audio.durationMs)
-        .send(audio.wav);
-    },
-  );
-
-  app.get(
-    '/voice/v1/messages/:id/events',
-    {
-      schema: { tags, security, summary: 'Status history of a voice message', params: IdParams, response: { 200: EventList, ...errorResponses(400, 401, 403, 404) } },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:read', 'VOICE');
-      return eventList(await messaging.events((req.params as { id: string }).id, await readableChannelIds(services, principal), 'VOICE'));
-    },
-  );
-
-  app.delete(
-    '/voice/v1/messages/:id',
-    {
-      schema: {
-        tags,
-        security,
-        summary: 'Cancel a scheduled voice message (refunded)',
-        params: IdParams,
-        response: { 200: Type.Ref('Message'), ...errorResponses(400, 401, 403, 404, 409) },
-      },
-    },
-    async (req) => {
-      const principal = await authorize(services, req, 'messages:send', 'VOICE');
-      const m = await messaging.cancel((req.params as { id: string }).id, await readableChannelIds(services, principal), 'VOICE');
-      return renderMessage(services, req, m);
+      return reply.type('audio/wav').header('content-length', audio.wav.length).header('x-audio-duration-ms', audio.durationMs).send(audio.wav);
     },
   );
 }

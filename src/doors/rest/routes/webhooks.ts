@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { present } from '../../../core/domain/absent.ts';
-import { iso } from '../../../core/domain/dates.ts';
+import { present } from '../../../domain/absent.ts';
+import { iso } from '../../../domain/dates.ts';
 import type { Services } from '../../../core/services.ts';
 import type { DeliveryWithAttempts } from '../../../core/webhooks/deliveries.ts';
 import type { WebhookDelivery } from '../../../core/types.ts';
@@ -111,7 +111,13 @@ export function webhookRoutes(app: FastifyInstance, services: Services): void {
   app.get(
     '/commons/v1/webhooks/deliveries/:id',
     {
-      schema: { tags, security, summary: 'One webhook delivery with its attempts', params: Type.Object({ id: Type.String() }), response: { 200: Delivery, ...errorResponses(401, 403, 404) } },
+      schema: {
+        tags,
+        security,
+        summary: 'One webhook delivery with its attempts',
+        params: Type.Object({ id: Type.String() }),
+        response: { 200: Delivery, ...errorResponses(401, 403, 404) },
+      },
     },
     async (req) => {
       const principal = await authorize(services, req, 'webhooks:read');
