@@ -19,6 +19,16 @@ export function storeKey(kind: 'api' | 'admin', value: string | null): void {
   else sessionStorage.setItem(name, value);
 }
 
+/**
+ * The CSRF token of the signed-in person's session (from /commons/v1/me), sent with every request that changes
+ * something; the session itself is an HttpOnly cookie this page never sees.
+ */
+let csrfToken: string | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -42,8 +52,9 @@ export interface CallOptions {
 export async function call<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<T> {
   const k = keys();
   const key = opts.key ?? (opts.admin ? k.adminKey : k.apiKey);
-  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+  const headers: Record<string, string> = { accept: 'application/json', 'x-tern-client': 'console', ...opts.headers };
   if (key) headers['x-api-key'] = key;
+  else if (csrfToken && method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = csrfToken;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {

@@ -1,8 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, keys, storeKey } from './api.ts';
+import { ApiError, get, keys, post, setCsrfToken, storeKey } from './api.ts';
 
-/** Who is signed in: a channel's API key (its channel and organisation) and/or the operator key. */
+/**
+ * Who is signed in: a person (email and password or single sign-on, with a session cookie), and/or a channel's API
+ * key (its channel and organisation), and/or the operator key.
+ */
 export interface Session {
+  user: any | null;
   channel: any | null;
   organisation: any | null;
   roles: string[];
@@ -10,7 +14,7 @@ export interface Session {
   ready: boolean;
 }
 
-let current: Session = { channel: null, organisation: null, roles: [], operator: false, ready: false };
+let current: Session = { user: null, channel: null, organisation: null, roles: [], operator: false, ready: false };
 const listeners = new Set<(s: Session) => void>();
 
 function set(next: Session): void {
@@ -31,14 +35,35 @@ export function session(): Session {
   return current;
 }
 
-/** Reads what the stored keys reach; a key that no longer works is dropped. */
+/** The roles a person's role stands for in the pages' checks: an OWNER may do what an ADMIN may. */
+function personRoles(role: string): string[] {
+  return role === 'OWNER' ? ['OWNER', 'ADMIN'] : [role];
+}
+
+/** Reads what the session cookie and the stored keys reach; a key that no longer works is dropped. */
 export async function load(): Promise<void> {
   const k = keys();
+  let user = null;
   let channel = null;
   let organisation = null;
   let roles: string[] = [];
   let operator = false;
-  if (k.apiKey) {
+  if (!k.apiKey) {
+    try {
+      const me = await get('/commons/v1/me');
+      user = me.user;
+      setCsrfToken(me.csrfToken);
+      roles = personRoles(user.role);
+      if (user.organisationId === 'operator') operator = user.role === 'OWNER' || user.role === 'ADMIN';
+      else {
+        channel = (await get('/commons/v1/channels').catch(() => ({ items: [] }))).items[0] ?? null;
+        organisation = await get(`/commons/v1/organisations/${user.organisationId}`).catch(() => null);
+      }
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 401)) throw err;
+      setCsrfToken(null);
+    }
+  } else {
     try {
       channel = (await get('/commons/v1/channels')).items[0] ?? null;
       roles = await rolesOf(channel);
@@ -56,7 +81,7 @@ export async function load(): Promise<void> {
       storeKey('admin', null);
     }
   }
-  set({ channel, organisation, roles, operator, ready: true });
+  set({ user, channel, organisation, roles, operator, ready: true });
 }
 
 // What the key may do shows in what the API lets it read; the console only hides what would be refused anyway.
@@ -93,8 +118,28 @@ export async function signIn(key: string): Promise<'api' | 'admin'> {
   }
 }
 
-export function signOut(): void {
+/** Email and password: the server sets the session cookie; its CSRF token comes back in the answer. */
+export async function signInWithPassword(email: string, password: string): Promise<void> {
+  const res = await post('/commons/v1/sign-in', { email, password });
+  setCsrfToken(res.csrfToken);
+  await load();
+}
+
+/** A one-time link: an invitation accepted, or a new password set; either signs the person in. */
+export async function redeemLink(kind: 'invitation' | 'reset', token: string, password: string, name?: string): Promise<void> {
+  const res =
+    kind === 'invitation'
+      ? await post('/commons/v1/invitations/accept', { token, password, ...(name && { name }) })
+      : await post('/commons/v1/password-reset', { token, password });
+  storeKey('api', null);
+  setCsrfToken(res.csrfToken);
+  await load();
+}
+
+export async function signOut(): Promise<void> {
+  if (current.user) await post('/commons/v1/sign-out').catch(() => undefined);
+  setCsrfToken(null);
   storeKey('api', null);
   storeKey('admin', null);
-  set({ channel: null, organisation: null, roles: [], operator: false, ready: true });
+  set({ user: null, channel: null, organisation: null, roles: [], operator: false, ready: true });
 }

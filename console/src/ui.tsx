@@ -59,7 +59,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, n]);
   return { data, error, loading, reload: useCallback(() => setN((x) => x + 1), []) };
 }
@@ -109,16 +108,13 @@ export function Status({ value, detail }: { value?: string; detail?: string }) {
 
 export function Copy({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [done, setDone] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard?.writeText(text).catch(() => undefined);
+    setDone(true);
+    setTimeout(() => setDone(false), 1500);
+  };
   return (
-    <button
-      type="button"
-      class="small"
-      onClick={async () => {
-        await navigator.clipboard?.writeText(text).catch(() => undefined);
-        setDone(true);
-        setTimeout(() => setDone(false), 1500);
-      }}
-    >
+    <button type="button" class="small" onClick={() => void copy()}>
       {done ? 'Copied' : label}
     </button>
   );

@@ -105,7 +105,9 @@ export function Balance() {
         </dl>
       ) : null}
       {s.roles.includes('ADMIN') && o && subs.length > 0 ? <TransferForm own={o} subs={subs} onDone={reload} /> : null}
-      {s.roles.includes('ADMIN') && subs.length === 0 ? <p class="hint">Transfers move funds to and from sub-organisations; this organisation has none.</p> : null}
+      {s.roles.includes('ADMIN') && subs.length === 0 ? (
+        <p class="hint">Transfers move funds to and from sub-organisations; this organisation has none.</p>
+      ) : null}
       <h2>Ledger</h2>
       <ErrorBox error={ledger.error} />
       <div class="table-wrap">
@@ -154,8 +156,8 @@ export function Balance() {
       <ul class="plain">
         {(transfers.data?.items ?? []).map((t: any) => (
           <li>
-            {when(t.creationDate)} · {t.type === 'DEBIT' ? 'to' : 'from'}{' '}
-            {t.type === 'DEBIT' ? t.organisationDestination.name : t.organisationSource.name} · {euros(t.amount, 6)}
+            {when(t.creationDate)} · {t.type === 'DEBIT' ? 'to' : 'from'} {t.type === 'DEBIT' ? t.organisationDestination.name : t.organisationSource.name} ·{' '}
+            {euros(t.amount, 6)}
             {t.reference ? ` · ${t.reference}` : ''}
           </li>
         ))}

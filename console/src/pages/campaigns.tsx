@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { parseCsv } from '../../../src/domain/csv.ts';
 import { apiOf, get, keys, post, query } from '../api.ts';
-import { bodyText, euros, FINAL_STATUSES, parseCsv, when } from '../format.ts';
+import { bodyText, euros, FINAL_STATUSES, when } from '../format.ts';
 import { navigate } from '../router.ts';
 import { useSession } from '../session.ts';
 import { follow } from '../sse.ts';
@@ -11,26 +12,36 @@ interface Row {
   refClient?: string;
 }
 
-/** Recipients of a CSV file: the number in the first column (or one named number/msisdn/to), refClient if named or second. */
+/**
+ * Recipients of a CSV file: the number in the first column (or one named number/msisdn/to), refClient if named or
+ * second; the lines of rows without a number are skipped. A malformed file is a CsvError naming its line.
+ */
 export function recipientsOf(text: string): { rows: Row[]; skipped: number[] } {
   const table = parseCsv(text);
   if (table.length === 0) return { rows: [], skipped: [] };
-  const head = table[0]!.map((c) => c.trim().toLowerCase());
-  const hasHeader = !/\d{6,}/.test(table[0]![0] ?? '') && head.some((c) => /[a-z]/.test(c));
-  const numberCol = hasHeader ? Math.max(0, head.findIndex((c) => ['number', 'numero', 'msisdn', 'to', 'phone', 'recipient'].includes(c))) : 0;
-  const refCol = hasHeader ? head.findIndex((c) => ['refclient', 'ref', 'reference'].includes(c)) : table[0]!.length > 1 ? 1 : -1;
+  const first = table[0]!.fields;
+  const head = first.map((c) => c.trim().toLowerCase());
+  const hasHeader = !/\d{6,}/.test(first[0] ?? '') && head.some((c) => /[a-z]/.test(c));
+  const numberCol = hasHeader
+    ? Math.max(
+        0,
+        head.findIndex((c) => ['number', 'numero', 'msisdn', 'to', 'phone', 'recipient'].includes(c)),
+      )
+    : 0;
+  const refCol = hasHeader ? head.findIndex((c) => ['refclient', 'ref', 'reference'].includes(c)) : first.length > 1 ? 1 : -1;
   const rows: Row[] = [];
   const skipped: number[] = [];
-  table.slice(hasHeader ? 1 : 0).forEach((r, i) => {
-    const to = (r[numberCol] ?? '').trim();
-    if (!/\d/.test(to)) skipped.push(i + (hasHeader ? 2 : 1));
-    else rows.push({ to, ...(refCol >= 0 && r[refCol]?.trim() ? { refClient: r[refCol]!.trim() } : {}) });
-  });
+  for (const { line, fields } of table.slice(hasHeader ? 1 : 0)) {
+    const to = (fields[numberCol] ?? '').trim();
+    if (!/\d/.test(to)) skipped.push(line);
+    else rows.push({ to, ...(refCol >= 0 && fields[refCol]?.trim() ? { refClient: fields[refCol]!.trim() } : {}) });
+  }
   return { rows, skipped };
 }
 
 function NewCampaign({ base, type }: { base: string; type: string }) {
   const [file, setFile] = useState<{ name: string; rows: Row[]; skipped: number[] } | null>(null);
+  const [fileError, setFileError] = useState<Error | null>(null);
   const [text, setText] = useState('');
   const [refClient, setRefClient] = useState('');
   const [sentDate, setSentDate] = useState('');
@@ -69,20 +80,32 @@ function NewCampaign({ base, type }: { base: string; type: string }) {
       }}
     >
       <h2>New campaign</h2>
-      <Field id="csv" label="Recipients (CSV file)" hint="One number a row in the first column (or a column named number); an optional refClient column. Up to 10,000 rows.">
+      <Field
+        id="csv"
+        label="Recipients (CSV file)"
+        hint="One number a row in the first column (or a column named number); an optional refClient column. Up to 10,000 rows."
+      >
         <input
           id="csv"
           ref={fileInput}
           type="file"
           accept=".csv,text/csv,text/plain"
-          onChange={async (e) => {
+          onChange={(e) => {
             const f = (e.target as HTMLInputElement).files?.[0];
-            if (!f) return setFile(null);
-            const { rows, skipped } = recipientsOf(await f.text());
-            setFile({ name: f.name, rows, skipped });
+            setFile(null);
+            setFileError(null);
+            if (!f) return;
+            void f.text().then((text) => {
+              try {
+                setFile({ name: f.name, ...recipientsOf(text) });
+              } catch (err) {
+                setFileError(new Error(`${f.name}: ${(err as Error).message}`));
+              }
+            });
           }}
         />
       </Field>
+      <ErrorBox error={fileError} />
       {file ? (
         <div class="preview" aria-label="Preview">
           <p>
@@ -117,7 +140,12 @@ function NewCampaign({ base, type }: { base: string; type: string }) {
         <p class="counter" aria-live="polite">
           {quote.body ? <>{quote.body.messagePartCount} part(s) a message · </> : null}
           {euros(quote.price.amount)} a message at the default price
-          {file ? <> · about {euros(quote.price.amount * file.rows.length, 2)} for {file.rows.length}</> : null}
+          {file ? (
+            <>
+              {' '}
+              · about {euros(quote.price.amount * file.rows.length, 2)} for {file.rows.length}
+            </>
+          ) : null}
         </p>
       ) : null}
       <div class="row">
@@ -164,6 +192,11 @@ export function Campaigns() {
               <th scope="col" class="num">
                 Recipients
               </th>
+              {type === 'SMS' ? (
+                <th scope="col" class="num">
+                  Clicks
+                </th>
+              ) : null}
               <th scope="col">refClient</th>
             </tr>
           </thead>
@@ -178,6 +211,7 @@ export function Campaigns() {
                 </td>
                 <td class="text">{bodyText(c.body)}</td>
                 <td class="num">{c.recipients}</td>
+                {type === 'SMS' ? <td class="num">{c.counts.clicks}</td> : null}
                 <td>{c.refClient ?? ''}</td>
               </tr>
             ))}
@@ -188,11 +222,15 @@ export function Campaigns() {
   );
 }
 
+/** Messages a page of the campaign's page lists. */
+const MESSAGES_PAGE = 20;
+
 export function CampaignDetail({ id }: { id: string }) {
   const s = useSession();
   const base = apiOf(s.channel.type);
   const c = useLoad(() => get(`${base}/campaigns/${id}`), [id]);
-  const messages = useLoad(() => get(`${base}/campaigns/${id}/messages${query({ pageSize: 20 })}`), [id]);
+  const [page, setPage] = useState(1);
+  const messages = useLoad(() => get(`${base}/campaigns/${id}/messages${query({ page, pageSize: MESSAGES_PAGE })}`), [id, page]);
 
   // Progress from the event stream: the campaign is read again at most once a second while its messages change.
   useEffect(() => {
@@ -243,6 +281,14 @@ export function CampaignDetail({ id }: { id: string }) {
             <dd>
               {data.recipients} ({accepted} accepted, {data.counts.rejected} refused)
             </dd>
+            {data.counts.links > 0 || data.counts.clicks > 0 ? (
+              <>
+                <dt>Links</dt>
+                <dd data-testid="campaign-links">
+                  {data.counts.links} short links, {data.counts.clickedLinks} clicked ({data.counts.clicks} {data.counts.clicks === 1 ? 'click' : 'clicks'})
+                </dd>
+              </>
+            ) : null}
           </dl>
           <h2>Progress</h2>
           <label for="progress">
@@ -272,13 +318,24 @@ export function CampaignDetail({ id }: { id: string }) {
         </>
       ) : null}
       <h2>Messages</h2>
-      <ul class="plain">
+      <ErrorBox error={messages.error} />
+      <ul class="plain" data-testid="campaign-messages">
         {(messages.data?.items ?? []).map((m: any) => (
           <li>
             <a href={`#/messages/${m.messageId}`}>{m.recipient.to}</a> <Status value={m.status?.value} detail={m.status?.detail} />
           </li>
         ))}
       </ul>
+      <nav class="actions" aria-label="Pages of messages">
+        <button type="button" class="secondary" disabled={page === 1} onClick={() => setPage(page - 1)}>
+          Previous
+        </button>
+        <span data-testid="messages-page">Page {page}</span>
+        <button type="button" class="secondary" disabled={(messages.data?.items.length ?? 0) < MESSAGES_PAGE} onClick={() => setPage(page + 1)}>
+          Next
+        </button>
+        <a href={`#/messages?campaignId=${encodeURIComponent(id)}`}>In Messages, with filters</a>
+      </nav>
     </Page>
   );
 }

@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { toCsv } from '../../../src/domain/csv.ts';
 import { get, query } from '../api.ts';
-import { download, euros, toCsv } from '../format.ts';
+import { download, euros } from '../format.ts';
 import { Empty, ErrorBox, Field, Page, useLoad } from '../ui.tsx';
 
 const TYPES = ['SMS', 'RCS', 'VOICE', 'LOOKUP'];
@@ -19,24 +20,47 @@ async function allRecords(type: string, period: string, startDate: string, endDa
   return out;
 }
 
+/** One period's totals over the channels shown. */
+interface Period {
+  day: string;
+  amount: number;
+  quantity: number;
+  messages: number;
+  clicks: number;
+}
+
 function isoDay(d: Date): string {
   return d.toISOString().slice(0, 10);
 }
 
 /** Price and quantity per period, as a uPlot bar chart. */
-function PeriodChart({ periods }: { periods: Array<{ day: string; amount: number; quantity: number }> }) {
+function PeriodChart({ periods }: { periods: Period[] }) {
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!el.current || periods.length === 0) return;
     const xs = periods.map((p) => Date.parse(`${p.day}T00:00:00Z`) / 1000);
-    const width = Math.max(280, Math.min(900, el.current.clientWidth || 600));
+    const width = Math.max(240, Math.min(900, el.current.clientWidth || 600));
+    // Each bar is centred on its period's start: the axis reaches half a period beyond the first and the last, so
+    // that the first and the last (today's) bars are drawn whole.
+    const half = (xs.length > 1 ? Math.min(...xs.slice(1).map((x, i) => x - xs[i]!)) : 86_400) / 2;
     const plot = new uPlot(
       {
         width,
         height: 260,
         title: 'Spent per period (€)',
-        scales: { x: { time: true } },
+        scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] } },
         axes: [{}, { label: '€', size: 60 }],
+        // What the axis spans once drawn, for whoever checks that no bar is cut off.
+        hooks: {
+          draw: [
+            (u) => {
+              const box = u.root.parentElement!;
+              box.dataset.xMax = String(u.scales.x!.max);
+              box.dataset.lastX = String(xs[xs.length - 1]);
+              box.dataset.half = String(half);
+            },
+          ],
+        },
         series: [
           {},
           {
@@ -89,18 +113,21 @@ export function Consumption() {
   const [endDate, setEndDate] = useState(isoDay(today));
   const data = useLoad(() => allRecords(type, period, startDate, endDate), [type, period, startDate, endDate]);
   const totals = useLoad(
-    () => Promise.all(TYPES.map(async (t) => [t, (await allRecords(t, 'MONTH', startDate, endDate)).reduce((n, r) => n + r.price.amount, 0)] as [string, number])),
+    () =>
+      Promise.all(TYPES.map(async (t) => [t, (await allRecords(t, 'MONTH', startDate, endDate)).reduce((n, r) => n + r.price.amount, 0)] as [string, number])),
     [startDate, endDate],
   );
-  const [periods, setPeriods] = useState<Array<{ day: string; amount: number; quantity: number }>>([]);
+  const [periods, setPeriods] = useState<Period[]>([]);
 
   const records = data.data ?? [];
   useEffect(() => {
-    const by = new Map<string, { day: string; amount: number; quantity: number }>();
+    const by = new Map<string, Period>();
     for (const r of records) {
-      const p = by.get(r.startDate) ?? { day: r.startDate, amount: 0, quantity: 0 };
+      const p = by.get(r.startDate) ?? { day: r.startDate, amount: 0, quantity: 0, messages: 0, clicks: 0 };
       p.amount += r.price.amount;
       p.quantity += r.quantity;
+      p.messages += r.items.reduce((n: number, i: any) => n + i.statuses.reduce((m: number, st: any) => m + st.quantity, 0), 0);
+      p.clicks += r.clicks ?? 0;
       by.set(r.startDate, p);
     }
     // Every period of the window, spent or not, so that the chart's axis is the window.
@@ -109,7 +136,7 @@ export function Consumption() {
       if (period === 'MONTH') d.setUTCDate(1);
       for (let i = 0; i < 400 && isoDay(d) <= endDate; i++) {
         const day = isoDay(d);
-        if (!by.has(day)) by.set(day, { day, amount: 0, quantity: 0 });
+        if (!by.has(day)) by.set(day, { day, amount: 0, quantity: 0, messages: 0, clicks: 0 });
         if (period === 'MONTH') d.setUTCMonth(d.getUTCMonth() + 1);
         else d.setUTCDate(d.getUTCDate() + 1);
       }
@@ -131,14 +158,25 @@ export function Consumption() {
   const exportCsv = () =>
     download(
       `tern-consumption-${type}-${period}-${startDate}-${endDate}.csv`,
-      toCsv(
+      toCsv([
         ['startDate', 'endDate', 'periodType', 'type', 'channelId', 'channel', 'network', 'quantity', 'amount', 'currency'],
-        records.flatMap((r) =>
+        ...records.flatMap((r) =>
           r.items.length
-            ? r.items.map((i: any) => [r.startDate, r.endDate, r.periodType, r.type, r.channel.channelId, r.channel.name, i.lookup.network ?? '', i.quantity, i.price.amount, i.price.currency])
+            ? r.items.map((i: any) => [
+                r.startDate,
+                r.endDate,
+                r.periodType,
+                r.type,
+                r.channel.channelId,
+                r.channel.name,
+                i.lookup.network ?? '',
+                i.quantity,
+                i.price.amount,
+                i.price.currency,
+              ])
             : [[r.startDate, r.endDate, r.periodType, r.type, r.channel.channelId, r.channel.name, '', r.quantity, r.price.amount, r.price.currency]],
         ),
-      ),
+      ]),
     );
 
   return (
@@ -188,6 +226,14 @@ export function Consumption() {
                 Units
               </th>
               <th scope="col" class="num">
+                Messages
+              </th>
+              {type === 'SMS' ? (
+                <th scope="col" class="num">
+                  Clicks
+                </th>
+              ) : null}
+              <th scope="col" class="num">
                 Spent
               </th>
             </tr>
@@ -197,9 +243,15 @@ export function Consumption() {
               .filter((p) => p.quantity > 0 || p.amount !== 0)
               .reverse()
               .map((p) => (
-                <tr>
+                <tr data-period={p.day}>
                   <td>{period === 'MONTH' ? p.day.slice(0, 7) : p.day}</td>
                   <td class="num">{p.quantity}</td>
+                  <td class="num">{p.messages}</td>
+                  {type === 'SMS' ? (
+                    <td class="num" data-testid="period-clicks">
+                      {p.clicks}
+                    </td>
+                  ) : null}
                   <td class="num">{euros(p.amount)}</td>
                 </tr>
               ))}

@@ -63,9 +63,13 @@ function ApiKeys({ channelId }: { channelId: string }) {
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Key</th>
-              <th scope="col">Roles</th>
+              <th scope="col" class="opt">
+                Roles
+              </th>
               <th scope="col">State</th>
-              <th scope="col">Created</th>
+              <th scope="col" class="opt">
+                Created
+              </th>
               <th scope="col">
                 <span class="sr-only">Actions</span>
               </th>
@@ -79,9 +83,9 @@ function ApiKeys({ channelId }: { channelId: string }) {
                   <code>{c.keyPrefix}…</code>
                   {own.startsWith(c.keyPrefix) && c.state === 'ACTIVE' ? <span class="hint"> (this session)</span> : null}
                 </td>
-                <td>{c.roles.join(', ')}</td>
+                <td class="opt">{c.roles.join(', ')}</td>
                 <td>{c.state}</td>
-                <td>{when(c.creationDate)}</td>
+                <td class="opt">{when(c.creationDate)}</td>
                 <td>
                   {c.state === 'ACTIVE' && !own.startsWith(c.keyPrefix) ? (
                     <button type="button" class="small danger" onClick={() => void revoke.run(c.credentialId)}>
@@ -135,7 +139,15 @@ function Smpp({ channelId }: { channelId: string }) {
           <input id="s-id" required maxLength={15} value={systemId} onInput={(e) => setSystemId((e.target as HTMLInputElement).value)} />
         </Field>
         <Field id="s-pw" label="Password (at most 8)">
-          <input id="s-pw" type="password" autoComplete="new-password" required maxLength={8} value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <input
+            id="s-pw"
+            type="password"
+            autoComplete="new-password"
+            required
+            maxLength={8}
+            value={password}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <Field id="s-ips" label="Allowed addresses" hint="Addresses or CIDR ranges; empty: any">
           <input id="s-ips" value={allowedIps} onInput={(e) => setAllowedIps((e.target as HTMLInputElement).value)} />
@@ -184,7 +196,7 @@ function Smpp({ channelId }: { channelId: string }) {
 
 export function Keys() {
   const s = useSession();
-  if (!s.roles.includes('ADMIN')) {
+  if (!s.roles.some((r) => r === 'ADMIN' || r === 'DEVELOPER')) {
     return (
       <Page title="Keys">
         <Notice>Keys and SMPP credentials are managed with an ADMIN key of the channel.</Notice>

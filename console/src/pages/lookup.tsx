@@ -11,13 +11,19 @@ const LABELS: Array<[string, string]> = [
   ['mccMnc', 'MCC/MNC'],
   ['reachable', 'Reachable now'],
   ['ported', 'Ported'],
+  ['roaming', 'Roaming'],
   ['currentNetwork', 'Serving network'],
+  ['offline', 'From the number plan only'],
 ];
 
 function show(v: unknown): string {
   if (v === true) return 'yes';
   if (v === false) return 'no';
   if (v === undefined || v === null) return '—';
+  if (typeof v === 'object') {
+    const n = v as { name?: string; mccMnc?: string };
+    return [n.name, n.mccMnc && `(${n.mccMnc})`].filter(Boolean).join(' ') || '—';
+  }
   return String(v);
 }
 

@@ -4,6 +4,7 @@ import { euros, when } from '../format.ts';
 import { useSession } from '../session.ts';
 import { follow } from '../sse.ts';
 import { Copy, Empty, ErrorBox, Page, Status, useAction, useLoad } from '../ui.tsx';
+import { Attempts, useAttempts } from './routing.tsx';
 
 function Delivery({ d, onReplayed }: { d: any; onReplayed: () => void }) {
   const replay = useAction(async () => {
@@ -41,7 +42,9 @@ function Delivery({ d, onReplayed }: { d: any; onReplayed: () => void }) {
         {body ? <pre>{body}</pre> : <p>No body.</p>}
       </details>
       <table class="attempts">
-        <caption>Responses: {d.attempts?.length ?? 0} attempt{d.attempts?.length === 1 ? '' : 's'}</caption>
+        <caption>
+          Responses: {d.attempts?.length ?? 0} attempt{d.attempts?.length === 1 ? '' : 's'}
+        </caption>
         <thead>
           <tr>
             <th scope="col">Date</th>
@@ -88,6 +91,50 @@ function Audio({ base, id }: { base: string; id: string }) {
   return url ? <audio controls src={url} aria-label="Recording of the call" /> : null;
 }
 
+/** The message's short links and their clicks (read again when its timeline changes: a click adds a CLICK event). */
+function Links({ id, refresh }: { id: string; refresh: unknown }) {
+  const links = useLoad(() => get(`/sms/v1/messages/${id}/links`), [id, refresh]);
+  const items: any[] = links.data?.items ?? [];
+  if (!links.error && items.length === 0) return null;
+  return (
+    <>
+      <h2>Links</h2>
+      <ErrorBox error={links.error} />
+      <p class="hint" data-testid="links-summary">
+        {items.length} short {items.length === 1 ? 'link' : 'links'}, {items.filter((l) => l.clicks > 0).length} clicked
+      </p>
+      <div class="table-wrap">
+        <table class="links">
+          <thead>
+            <tr>
+              <th scope="col">Code</th>
+              <th scope="col">Goes to</th>
+              <th scope="col" class="num">
+                Clicks
+              </th>
+              <th scope="col">Last click</th>
+              <th scope="col">Expires</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((l) => (
+              <tr data-code={l.code}>
+                <td>
+                  <code>{l.code}</code>
+                </td>
+                <td class="url">{l.url}</td>
+                <td class="num">{l.clicks}</td>
+                <td>{l.lastClickDate ? when(l.lastClickDate) : '—'}</td>
+                <td>{when(l.expirationDate)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
 export function MessageDetail({ id }: { id: string }) {
   const s = useSession();
   const base = apiOf(s.channel.type);
@@ -97,6 +144,8 @@ export function MessageDetail({ id }: { id: string }) {
     () => get(`/commons/v1/webhooks/deliveries${query({ 'searchBy[messageId]': id, pageSize: 100 })}`).catch(() => ({ items: [], hidden: true })),
     [id],
   );
+  // The operator (signed in with its key too) sees where the message was placed; the organisation never does.
+  const attempts = useAttempts(id, s.operator, events.data);
   const cancel = useAction(async () => {
     await call('DELETE', `${base}/messages/${id}`);
     msg.reload();
@@ -162,6 +211,20 @@ export function MessageDetail({ id }: { id: string }) {
             <dd>{when(m.acceptedAt)}</dd>
             <dt>Send date</dt>
             <dd>{when(m.sentDate)}</dd>
+            {m.deferredUntil ? (
+              <>
+                <dt>Deferred</dt>
+                <dd data-testid="deferred">
+                  outside the organisation's sending window: goes at <time dateTime={m.deferredUntil}>{when(m.deferredUntil)}</time>
+                </dd>
+              </>
+            ) : null}
+            {m.windowOverride ? (
+              <>
+                <dt>Window</dt>
+                <dd>sent outside the sending window by the operator's override</dd>
+              </>
+            ) : null}
             {m.refClient ? (
               <>
                 <dt>refClient</dt>
@@ -179,9 +242,7 @@ export function MessageDetail({ id }: { id: string }) {
             {m.status?.lookup ? (
               <>
                 <dt>Network</dt>
-                <dd>
-                  {[m.status.lookup.network, m.status.lookup.country, m.status.lookup.mccMnc].filter(Boolean).join(' · ')}
-                </dd>
+                <dd>{[m.status.lookup.network, m.status.lookup.country, m.status.lookup.mccMnc].filter(Boolean).join(' · ')}</dd>
               </>
             ) : null}
           </dl>
@@ -200,15 +261,34 @@ export function MessageDetail({ id }: { id: string }) {
           </div>
         </div>
       ) : null}
+      {m && m.type === 'SMS' && m.direction === 'MT' ? <Links id={id} refresh={events.data} /> : null}
       <h2>Timeline</h2>
       <ErrorBox error={events.error} />
       <ol class="timeline" aria-label="Status events">
-        {(events.data?.items ?? []).map((e: any) => (
-          <li data-status={e.status}>
-            <time dateTime={e.date}>{when(e.date)}</time> <Status value={e.status} detail={e.detail} />
-          </li>
-        ))}
+        {[
+          ...(events.data?.items ?? []).map((e: any) => ({
+            date: e.date as string,
+            item: (
+              <li data-status={e.status}>
+                <time dateTime={e.date}>{when(e.date)}</time> <Status value={e.status} detail={e.detail} />
+              </li>
+            ),
+          })),
+          ...(attempts.data?.items ?? []).map((a: any) => ({
+            date: a.placedAt as string,
+            item: (
+              <li class="placement" data-placement={a.attempt}>
+                <time dateTime={a.placedAt}>{when(a.placedAt)}</time> placed with <strong>{a.connector}</strong> by route {a.route}
+                {a.cost === undefined ? '' : `, ${euros(a.cost.amount, 6)}`}
+                {a.outcome ? ` → ${a.outcome}` : ''}
+              </li>
+            ),
+          })),
+        ]
+          .sort((x, y) => (x.date < y.date ? -1 : x.date > y.date ? 1 : 0))
+          .map((x) => x.item)}
       </ol>
+      {s.operator ? <Attempts list={attempts} /> : null}
       <h2>Webhook deliveries</h2>
       {deliveries.data?.hidden ? <p class="hint">This key's roles do not read webhook deliveries.</p> : null}
       {deliveries.data && !deliveries.data.hidden && deliveries.data.items.length === 0 ? (

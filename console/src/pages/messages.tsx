@@ -16,9 +16,17 @@ interface Filters {
   refClient: string;
   startDate: string;
   endDate: string;
+  campaignId: string;
 }
 
-const EMPTY: Filters = { status: '', direction: 'MT', to: '', refClient: '', startDate: '', endDate: '' };
+const EMPTY: Filters = { status: '', direction: 'MT', to: '', refClient: '', startDate: '', endDate: '', campaignId: '' };
+
+/** The filters a link gives: `#/messages?campaignId=…` lists a campaign's messages. */
+function fromLink(): Filters {
+  const q = new URLSearchParams(location.hash.split('?')[1] ?? '');
+  const campaignId = q.get('campaignId') ?? '';
+  return campaignId ? { ...EMPTY, campaignId } : EMPTY;
+}
 
 function queryOf(f: Filters, page: number): string {
   return query({
@@ -28,6 +36,7 @@ function queryOf(f: Filters, page: number): string {
     'searchBy[direction]': f.direction,
     'searchBy[recipient.to]': f.to,
     'searchBy[refClient]': f.refClient,
+    'searchBy[campaignId]': f.campaignId,
     startDate: f.startDate ? new Date(`${f.startDate}T00:00:00`).toISOString() : undefined,
     endDate: f.endDate ? new Date(`${f.endDate}T23:59:59.999`).toISOString() : undefined,
   });
@@ -38,6 +47,7 @@ function fits(m: any, f: Filters): boolean {
   if (f.direction && m.direction !== f.direction) return false;
   if (f.status && m.status?.value !== f.status) return false;
   if (f.refClient && m.refClient !== f.refClient) return false;
+  if (f.campaignId && m.campaignId !== f.campaignId) return false;
   if (f.to && !m.recipient?.to?.includes(f.to.replace(/\D/g, ''))) return false;
   if (f.endDate) return false;
   return true;
@@ -46,8 +56,8 @@ function fits(m: any, f: Filters): boolean {
 export function Messages() {
   const s = useSession();
   const base = apiOf(s.channel.type);
-  const [filters, setFilters] = useState<Filters>(EMPTY);
-  const [draft, setDraft] = useState<Filters>(EMPTY);
+  const [filters, setFilters] = useState<Filters>(fromLink);
+  const [draft, setDraft] = useState<Filters>(fromLink);
   const [items, setItems] = useState<any[]>([]);
   const [page, setPage] = useState(1);
   const [more, setMore] = useState(true);
@@ -180,6 +190,10 @@ export function Messages() {
           <input id="f-ref" value={draft.refClient} onInput={set('refClient')} />
         </div>
         <div class="field">
+          <label for="f-campaign">Campaign</label>
+          <input id="f-campaign" value={draft.campaignId} onInput={set('campaignId')} placeholder="Campaign ID" />
+        </div>
+        <div class="field">
           <label for="f-from">From date</label>
           <input id="f-from" type="date" value={draft.startDate} onInput={set('startDate')} />
         </div>
@@ -210,12 +224,16 @@ export function Messages() {
             <tr>
               <th scope="col">Date</th>
               <th scope="col">{filters.direction === 'MO' ? 'From' : 'To'}</th>
-              <th scope="col">Text</th>
+              <th scope="col" class="opt">
+                Text
+              </th>
               <th scope="col">Status</th>
-              <th scope="col" class="num">
+              <th scope="col" class="num opt">
                 Price
               </th>
-              <th scope="col">refClient</th>
+              <th scope="col" class="opt">
+                refClient
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -225,12 +243,18 @@ export function Messages() {
                 <td>
                   <a href={`#/messages/${m.messageId}`}>{m.direction === 'MO' ? m.from : m.recipient?.to}</a>
                 </td>
-                <td class="text">{bodyText(m.body)}</td>
+                <td class="text opt">{bodyText(m.body)}</td>
                 <td>
                   <Status value={m.status?.value ?? (m.direction === 'MO' ? 'RECEIVED' : undefined)} detail={m.status?.detail} />
+                  {m.status?.value === 'SCHEDULED' && m.sentDate ? (
+                    <small class="goes">
+                      {' '}
+                      {m.deferredUntil ? 'deferred to the window:' : 'goes'} <time dateTime={m.sentDate}>{when(m.sentDate)}</time>
+                    </small>
+                  ) : null}
                 </td>
-                <td class="num">{m.price ? euros(m.price.amount) : '—'}</td>
-                <td>{m.refClient ?? ''}</td>
+                <td class="num opt">{m.price ? euros(m.price.amount) : '—'}</td>
+                <td class="opt">{m.refClient ?? ''}</td>
               </tr>
             ))}
           </tbody>

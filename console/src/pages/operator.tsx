@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import { call, get, post, query } from '../api.ts';
 import { euros, when } from '../format.ts';
 import { Copy, Empty, ErrorBox, Field, Notice, Page, Status, useAction, useLoad } from '../ui.tsx';
+import { Rates } from './routing.tsx';
+import { SendingWindow } from './sending-window.tsx';
 
 const admin = { admin: true };
 
@@ -15,7 +17,9 @@ function OrganisationRow({ o, onChange }: { o: any; onChange: () => void }) {
     setAmount('');
     onChange();
   });
-  const key = useAction(async (channelId: string) => setNewKey(await post(`/admin/v1/channels/${channelId}/credentials`, { name: 'Console key', roles: ['ADMIN'] }, admin)));
+  const key = useAction(async (channelId: string) =>
+    setNewKey(await post(`/admin/v1/channels/${channelId}/credentials`, { name: 'Console key', roles: ['ADMIN'] }, admin)),
+  );
   return (
     <>
       <tr>
@@ -41,7 +45,13 @@ function OrganisationRow({ o, onChange }: { o: any; onChange: () => void }) {
               }}
             >
               <Field id={`c-${o.organisationId}`} label="Top up (€)">
-                <input id={`c-${o.organisationId}`} inputMode="decimal" required value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+                <input
+                  id={`c-${o.organisationId}`}
+                  inputMode="decimal"
+                  required
+                  value={amount}
+                  onInput={(e) => setAmount((e.target as HTMLInputElement).value)}
+                />
               </Field>
               <div class="field buttons">
                 <button type="submit">Credit</button>
@@ -63,6 +73,7 @@ function OrganisationRow({ o, onChange }: { o: any; onChange: () => void }) {
                 New key for {newKey.channel.name}: <code>{newKey.value}</code> <Copy text={newKey.value} />
               </Notice>
             ) : null}
+            <SendingWindow organisationId={o.organisationId} />
           </td>
         </tr>
       ) : null}
@@ -219,6 +230,37 @@ export function Prices() {
   );
 }
 
+function ConnectorRow({ c }: { c: any }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <tr>
+        <td>
+          <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {c.name}
+          </button>
+        </td>
+        <td>{c.type}</td>
+        <td>
+          <Status value={c.live.state} />
+          {c.live.since ? <span class="hint"> since {when(c.live.since)}</span> : null}
+        </td>
+        <td class="num">{c.live.submitsPerSecond}</td>
+        <td class="num">{c.live.submitted}</td>
+        <td class="num">{c.live.receipts}</td>
+        <td class="text">{c.live.lastError ?? ''}</td>
+      </tr>
+      {open ? (
+        <tr class="expanded">
+          <td colSpan={7}>
+            <Rates connectorId={c.connectorId} name={c.name} />
+          </td>
+        </tr>
+      ) : null}
+    </>
+  );
+}
+
 export function Connectors() {
   const connectors = useLoad(() => get('/admin/v1/connectors', admin), []);
   const routes = useLoad(() => get('/admin/v1/routes', admin), []);
@@ -261,18 +303,7 @@ export function Connectors() {
           </thead>
           <tbody>
             {(connectors.data?.items ?? []).map((c: any) => (
-              <tr>
-                <td>{c.name}</td>
-                <td>{c.type}</td>
-                <td>
-                  <Status value={c.live.state} />
-                  {c.live.since ? <span class="hint"> since {when(c.live.since)}</span> : null}
-                </td>
-                <td class="num">{c.live.submitsPerSecond}</td>
-                <td class="num">{c.live.submitted}</td>
-                <td class="num">{c.live.receipts}</td>
-                <td class="text">{c.live.lastError ?? ''}</td>
-              </tr>
+              <ConnectorRow key={c.connectorId} c={c} />
             ))}
           </tbody>
         </table>
@@ -288,6 +319,14 @@ export function Connectors() {
               <th scope="col">Match</th>
               <th scope="col">Connectors</th>
               <th scope="col">Failover</th>
+              <th scope="col">Strategy</th>
+              <th scope="col">At a loss</th>
+              <th scope="col" class="num">
+                Max attempts
+              </th>
+              <th scope="col" class="num">
+                Min delivery rate
+              </th>
               <th scope="col">Enabled</th>
             </tr>
           </thead>
@@ -301,6 +340,14 @@ export function Connectors() {
                 </td>
                 <td>{r.connectors.map((c: any) => `${c.name ?? c.connectorId} ×${c.weight}`).join(', ')}</td>
                 <td>{r.failover.map((c: any) => c.name ?? c.connectorId).join(' → ') || '—'}</td>
+                <td data-field="strategy">{r.strategy}</td>
+                <td data-field="allowLoss">{r.allowLoss ? 'allowed' : 'never'}</td>
+                <td class="num" data-field="maxAttempts">
+                  {r.maxAttempts}
+                </td>
+                <td class="num" data-field="minDeliveryRate">
+                  {r.minDeliveryRate === undefined ? '—' : `${(r.minDeliveryRate * 100).toFixed(0)} %`}
+                </td>
                 <td>{r.enabled ? 'yes' : 'no'}</td>
               </tr>
             ))}
@@ -311,15 +358,20 @@ export function Connectors() {
   );
 }
 
+const UNROUTED_PAGE = 20;
+
 export function Simulator() {
   const [from, setFrom] = useState('33612345678');
   const [to, setTo] = useState('');
   const [text, setText] = useState('');
   const [done, setDone] = useState(false);
+  const [page, setPage] = useState(1);
+  const unrouted = useLoad(() => get(`/admin/v1/inbound/unrouted${query({ page, pageSize: UNROUTED_PAGE })}`, admin), [page]);
   const inject = useAction(async () => {
     setDone(false);
     await post('/admin/v1/simulator/mo', { from, to, text }, admin);
     setDone(true);
+    unrouted.reload();
   });
   return (
     <Page title="Simulator">
@@ -346,8 +398,47 @@ export function Simulator() {
           Inject
         </button>
         <ErrorBox error={inject.error} />
-        {done ? <Notice>Injected: it shows under Messages, direction MO, of the channel it reached.</Notice> : null}
+        {done ? <Notice>Injected: it shows under Messages, direction MO, of the channel it reached, or below if it reached none.</Notice> : null}
       </form>
+      <h2>Unrouted inbound messages</h2>
+      <p class="hint">Inbound messages, from every connector, whose destination is no channel's number or sender: newest first.</p>
+      <ErrorBox error={unrouted.error} />
+      {unrouted.data?.items.length === 0 ? <Empty>None.</Empty> : null}
+      <div class="table-wrap">
+        <table aria-label="Unrouted inbound messages">
+          <thead>
+            <tr>
+              <th scope="col">Received</th>
+              <th scope="col">To</th>
+              <th scope="col">From</th>
+              <th scope="col">Text</th>
+              <th scope="col" class="opt">
+                Connector
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(unrouted.data?.items ?? []).map((m: any) => (
+              <tr key={m.id} data-unrouted-id={m.id}>
+                <td>{when(m.receivedAt)}</td>
+                <td>{m.to}</td>
+                <td>{m.from}</td>
+                <td class="text">{typeof m.body.text === 'string' ? m.body.text : JSON.stringify(m.body)}</td>
+                <td class="opt">{m.connector}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav class="actions" aria-label="Pages of unrouted messages">
+        <button type="button" class="secondary" disabled={page === 1} onClick={() => setPage(page - 1)}>
+          Previous
+        </button>
+        <span>Page {page}</span>
+        <button type="button" class="secondary" disabled={(unrouted.data?.items.length ?? 0) < UNROUTED_PAGE} onClick={() => setPage(page + 1)}>
+          Next
+        </button>
+      </nav>
     </Page>
   );
 }

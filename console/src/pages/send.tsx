@@ -103,15 +103,14 @@ export function Send() {
               <strong data-testid="parts">{t.messagePartCount}</strong> {t.messagePartCount === 1 ? 'part' : 'parts'} ·{' '}
               <span data-testid="length">{t.length}</span> {t.encoding === 'GSM7' ? 'GSM characters' : 'UCS-2 characters'} ({t.encoding}) ·{' '}
               {t.tooLong ? <span class="error-text">too long: at most 10 parts</span> : <>{t.remainingInPart} left in this part</>} ·{' '}
+              {t.stop ? <span data-testid="stop-counted">STOP mention counted · </span> : null}
             </>
           ) : null}
           {type === 'RCS' && quote ? <>RCS {quote.price.kind} message · </> : null}
           {type === 'VOICE' && text ? <>{text.length} / 160 characters · </> : null}
           {quote ? (
             <span data-testid="price">
-              {quote.price.amount !== undefined
-                ? `Price: ${euros(quote.price.amount)}`
-                : `Price: ${euros(quote.price.unitAmount)} per started 30 s of speech`}
+              {quote.price.amount !== undefined ? `Price: ${euros(quote.price.amount)}` : `Price: ${euros(quote.price.unitAmount)} per started 30 s of speech`}
               {quote.recipient && !quote.recipient.valid ? ' (not a valid number: not charged, it will end UNDELIVERABLE)' : ''}
             </span>
           ) : null}
@@ -174,8 +173,8 @@ export function Send() {
       <details class="help">
         <summary>Simulator test numbers</summary>
         <p>
-          With the embedded simulator a number ending in <code>0001</code> ends UNDELIVERED, <code>0002</code> is rejected
-          (refunded), <code>0003</code> never gets a receipt, <code>0004</code> is retried once; any other is DELIVERED.
+          With the embedded simulator a number ending in <code>0001</code> ends UNDELIVERED, <code>0002</code> is rejected (refunded), <code>0003</code> never
+          gets a receipt, <code>0004</code> is retried once; any other is DELIVERED.
         </p>
       </details>
     </Page>

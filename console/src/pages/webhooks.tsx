@@ -30,7 +30,13 @@ function Urls({ channel }: { channel: any }) {
       <h2>Callback URLs</h2>
       <p class="hint">Used when a message gives none. Status changes and replies are POSTed there as JSON, signed.</p>
       <Field id="w-status" label="Status URL (callbackUrlStatus)">
-        <input id="w-status" type="url" value={status} onInput={(e) => setStatus((e.target as HTMLInputElement).value)} placeholder="https://example.com/tern/status" />
+        <input
+          id="w-status"
+          type="url"
+          value={status}
+          onInput={(e) => setStatus((e.target as HTMLInputElement).value)}
+          placeholder="https://example.com/tern/status"
+        />
       </Field>
       <Field id="w-mo" label="Replies URL (callbackUrlMo)">
         <input id="w-mo" type="url" value={mo} onInput={(e) => setMo((e.target as HTMLInputElement).value)} />
@@ -55,15 +61,13 @@ function Secret({ channelId }: { channelId: string }) {
     <section aria-labelledby="secret-title">
       <h2 id="secret-title">Signing secret</h2>
       <p class="hint">
-        Deliveries carry Standard Webhooks headers (<code>webhook-id</code>, <code>webhook-timestamp</code>,{' '}
-        <code>webhook-signature</code>) signed with this secret.
+        Deliveries carry Standard Webhooks headers (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>) signed with this
+        secret.
       </p>
       {secret ? (
         <p>
           <code data-testid="secret">{secret.secret}</code> <Copy text={secret.secret} />
-          {secret.previousSecret ? (
-            <span class="hint"> · the previous one signs too until {when(secret.previousSecretValidUntil)}</span>
-          ) : null}
+          {secret.previousSecret ? <span class="hint"> · the previous one signs too until {when(secret.previousSecretValidUntil)}</span> : null}
         </p>
       ) : null}
       <p class="actions">
@@ -81,7 +85,7 @@ function Secret({ channelId }: { channelId: string }) {
 
 export function Webhooks() {
   const s = useSession();
-  const admin = s.roles.includes('ADMIN');
+  const admin = s.roles.some((r) => r === 'ADMIN' || r === 'DEVELOPER');
   const failures = useLoad(
     async () => [
       ...(await get(`/commons/v1/webhooks/deliveries${query({ 'searchBy[status]': 'FAILED', pageSize: 20 })}`)).items,
