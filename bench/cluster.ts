@@ -73,7 +73,10 @@ async function startCluster(n: number): Promise<Cluster> {
       const url = new URL(postgresUrl(schema));
       url.searchParams.set('application_name', `${schema}_node${i}`);
       const cpu = String(i % CORES);
-      nodes.push({ server: await startBenchServer({ TERN_WEBHOOK_ALLOW_PRIVATE: 'true' }, { dialect: 'postgres', databaseUrl: url.toString(), cpus: cpu }), cpu });
+      nodes.push({
+        server: await startBenchServer({ TERN_WEBHOOK_ALLOW_PRIVATE: 'true' }, { dialect: 'postgres', databaseUrl: url.toString(), cpus: cpu }),
+        cpu,
+      });
     }
   } catch (err) {
     await stop();
@@ -269,7 +272,10 @@ const lockWaitsText = (waits: LockWait[]) =>
         .sort((a, b) => b.mean - a.mean)
         .slice(0, 3)
         .map(({ state, details, mean }) => {
-          const top = details.filter(([d]) => d !== '').slice(0, 2).map(([d, m]) => `${d} ${pct(m)}`);
+          const top = details
+            .filter(([d]) => d !== '')
+            .slice(0, 2)
+            .map(([d, m]) => `${d} ${pct(m)}`);
           return `${state} ${pct(mean)}${top.length > 0 ? ` (${top.join(', ')})` : ''}`;
         })
         .join(', ');
@@ -335,7 +341,15 @@ export async function runClusterBench(maxNodes: number): Promise<ClusterBench> {
         case: `cluster: ${k.nodes} node${k.nodes === 1 ? '' : 's'}, ${k.tenants}, ${MESSAGES} messages e2e`,
         ...(k !== base && { target: `efficiency ≥ ${TARGET_EFFICIENCY}, statements/msg ≤ 1 node's` }),
         sqlite,
-        postgres: k === base ? { text: `${text} (the baseline)`, value: k.rate, note: k.note } : { text: `efficiency ${efficiency.toFixed(2)}: ${text}`, value: k.rate, met: k.done === MESSAGES && efficiency >= TARGET_EFFICIENCY && !growing, note: k.note },
+        postgres:
+          k === base
+            ? { text: `${text} (the baseline)`, value: k.rate, note: k.note }
+            : {
+                text: `efficiency ${efficiency.toFixed(2)}: ${text}`,
+                value: k.rate,
+                met: k.done === MESSAGES && efficiency >= TARGET_EFFICIENCY && !growing,
+                note: k.note,
+              },
       };
     }),
   );
@@ -347,10 +361,24 @@ export async function runClusterBench(maxNodes: number): Promise<ClusterBench> {
     results,
     print() {
       console.log(`\nCluster on PostgreSQL: ${MESSAGES} messages a row over ${connectionsText}; ${pinning}.`);
-      console.log(`CPU = Tern processes + their PostgreSQL backends + the load generator (and webhook receiver). Efficiency = msg/CPU-s ÷ 1 node's (target ≥ ${TARGET_EFFICIENCY}).`);
-      console.log(`Statements = tern_db_statements_total of all nodes ÷ messages (target: ≤ 1 node's × ${STATEMENTS_TOLERANCE}); idle = each node's statements/s over ${IDLE_S} s after the loads.\n`);
-      printTable(table, { p50: 'p50 ms', p99: 'p99 ms', efficiency: `efficiency (≥ ${TARGET_EFFICIENCY})`, effMet: 'met?', statements: 'statements/msg', stmtMet: 'met?', idle: 'idle statements/s per node' });
-      console.log(`\nPostgreSQL backends of the nodes during each load, sampled every ${SAMPLE_MS} ms: mean number of backends in each state (lock waits by the statement`);
+      console.log(
+        `CPU = Tern processes + their PostgreSQL backends + the load generator (and webhook receiver). Efficiency = msg/CPU-s ÷ 1 node's (target ≥ ${TARGET_EFFICIENCY}).`,
+      );
+      console.log(
+        `Statements = tern_db_statements_total of all nodes ÷ messages (target: ≤ 1 node's × ${STATEMENTS_TOLERANCE}); idle = each node's statements/s over ${IDLE_S} s after the loads.\n`,
+      );
+      printTable(table, {
+        p50: 'p50 ms',
+        p99: 'p99 ms',
+        efficiency: `efficiency (≥ ${TARGET_EFFICIENCY})`,
+        effMet: 'met?',
+        statements: 'statements/msg',
+        stmtMet: 'met?',
+        idle: 'idle statements/s per node',
+      });
+      console.log(
+        `\nPostgreSQL backends of the nodes during each load, sampled every ${SAMPLE_MS} ms: mean number of backends in each state (lock waits by the statement`,
+      );
       console.log(`waiting), and the locks most waited on, with what the backend holding the lock was doing meanwhile (share of the waits).\n`);
       printTable(waits, { states: 'backends: state mean', holders: 'lock waits: what the holder was doing' });
     },

@@ -53,7 +53,9 @@ function snapshot(named: Record<string, Array<number | undefined>>, withPostgres
   return {
     bench: (usage.user + usage.system) / 1000,
     named: new Map(Object.entries(named).map(([name, pids]) => [name, pids.map((p) => (p === undefined ? 0 : (processCpuMs(p) ?? 0)))])),
-    mainThreads: new Map(Object.entries(named).flatMap(([name, pids]) => (pids.length === 1 && pids[0] !== undefined ? [[name, processCpuMs(pids[0], true) ?? 0]] : []))),
+    mainThreads: new Map(
+      Object.entries(named).flatMap(([name, pids]) => (pids.length === 1 && pids[0] !== undefined ? [[name, processCpuMs(pids[0], true) ?? 0]] : [])),
+    ),
     postgres: new Map(withPostgres ? postgresPids().map((p) => [p, processCpuMs(p) ?? 0]) : []),
     machine: machineTicks(),
   };
@@ -75,7 +77,10 @@ export interface CpuSpent {
  * Starts counting the CPU of the processes `named` (each a list of pids, their times added), of the bench's own
  * process, and, with `postgres`, of this machine's PostgreSQL processes; `stop(units)` gives it per unit of work.
  */
-export function cpuMeter(named: Record<string, Array<number | undefined>>, options: { postgres?: boolean } = {}): { stop(units: number, unit?: string): CpuSpent } {
+export function cpuMeter(
+  named: Record<string, Array<number | undefined>>,
+  options: { postgres?: boolean } = {},
+): { stop(units: number, unit?: string): CpuSpent } {
   const withPostgres = options.postgres === true;
   const before = snapshot(named, withPostgres);
   return {

@@ -30,8 +30,22 @@ type Operator = 'simulator' | 'smsc';
 
 /** Routes every French number through one SMPP connection to `port`, and waits until the route can use it. */
 async function routeToSmsc(url: string, port: number): Promise<void> {
-  await api(url, 'POST', '/admin/v1/connectors', BENCH_ADMIN_KEY, { name: 'smsc', type: 'SMPP', host: '127.0.0.1', port, systemId: 'bench', password: 'bench', binds: 1, window: SMSC_WINDOW });
-  await api(url, 'POST', '/admin/v1/routes', BENCH_ADMIN_KEY, { name: 'all via the SMSC', priority: 1, match: { prefix: '33' }, connectors: [{ connector: 'smsc' }] });
+  await api(url, 'POST', '/admin/v1/connectors', BENCH_ADMIN_KEY, {
+    name: 'smsc',
+    type: 'SMPP',
+    host: '127.0.0.1',
+    port,
+    systemId: 'bench',
+    password: 'bench',
+    binds: 1,
+    window: SMSC_WINDOW,
+  });
+  await api(url, 'POST', '/admin/v1/routes', BENCH_ADMIN_KEY, {
+    name: 'all via the SMSC',
+    priority: 1,
+    match: { prefix: '33' },
+    connectors: [{ connector: 'smsc' }],
+  });
   for (let i = 0; ; i++) {
     const r = await api(url, 'POST', '/admin/v1/routes/test', BENCH_ADMIN_KEY, { to: '33650000005' });
     if (r.candidates?.[0]?.name === 'smsc') return;
@@ -63,7 +77,9 @@ async function ternEndToEnd(dialect: Dialect, operator: Operator): Promise<TernR
       return payload.status?.value === 'DELIVERED' ? 'done' : 'other';
     });
     try {
-      progress(`Tern end to end on ${dialect} through the ${operator === 'smsc' ? 'SMSC over SMPP' : 'simulator'}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`);
+      progress(
+        `Tern end to end on ${dialect} through the ${operator === 'smsc' ? 'SMSC over SMPP' : 'simulator'}: ${MESSAGES} messages, REST → DELIVERED → signed status webhook`,
+      );
       const cpu = cpuMeter({ server: [server.process.pid] }, { postgres: dialect === 'postgres' });
       const load = await drive(server.url, {
         total: MESSAGES,
@@ -134,10 +150,19 @@ export async function runEndToEndBench(): Promise<Result[]> {
   const tern = (r: TernRun): Figure => {
     const complete = r.done === MESSAGES;
     if (anchor === null) {
-      return { text: `${rateText(r)} (no ratio: ${typeof kannel === 'string' ? 'no Kannel figure' : 'Kannel delivered nothing'})`, value: r.rate, note: r.note };
+      return {
+        text: `${rateText(r)} (no ratio: ${typeof kannel === 'string' ? 'no Kannel figure' : 'Kannel delivered nothing'})`,
+        value: r.rate,
+        note: r.note,
+      };
     }
     const ratio = r.rate / anchor;
-    return { text: `${ratio.toFixed(2)} × Kannel: ${rateText(r)}`, value: r.rate, met: complete && ratio >= TARGET_TIMES_KANNEL, note: `${r.note}; ${targetBudget(r.cpu, anchor)}` };
+    return {
+      text: `${ratio.toFixed(2)} × Kannel: ${rateText(r)}`,
+      value: r.rate,
+      met: complete && ratio >= TARGET_TIMES_KANNEL,
+      note: `${r.note}; ${targetBudget(r.cpu, anchor)}`,
+    };
   };
   return [
     {

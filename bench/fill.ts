@@ -182,7 +182,8 @@ async function createTenants(url: string) {
 /** One real message per kind, each brought to its final status by the simulator; their ids and shares. */
 async function sendSamples(url: string, key: string): Promise<Sample[]> {
   const send = async (to: string) =>
-    (await api(url, 'POST', '/sms/v1/messages', key, { recipient: { to }, body: { text: 'Your parcel arrives tomorrow between 9:00 and 12:00.' } })).messageId as string;
+    (await api(url, 'POST', '/sms/v1/messages', key, { recipient: { to }, body: { text: 'Your parcel arrives tomorrow between 9:00 and 12:00.' } }))
+      .messageId as string;
   const mt: Array<{ to: string; status: string; share: number }> = [
     { to: '33612345675', status: 'DELIVERED', share: 900 },
     { to: '33612340001', status: 'UNDELIVERED', share: 40 },
@@ -321,7 +322,11 @@ const zeroRollupsInsert = (statuses: string[]) =>
 type RollupRow = Record<string, string | number>;
 const canonical = (rows: RollupRow[]) =>
   rows
-    .map((r) => ROLLUP_COLUMNS.split(', ').map((c) => String(r[c])).join('|'))
+    .map((r) =>
+      ROLLUP_COLUMNS.split(', ')
+        .map((c) => String(r[c]))
+        .join('|'),
+    )
     .sort()
     .join('\n');
 
@@ -342,7 +347,10 @@ function fillSqlite(file: string, plan: Plan): void {
     checkRollupRule(db.prepare(WRITTEN_ROLLUPS).all() as RollupRow[], db.prepare(ROLLUP_SELECT).all() as RollupRow[]);
     const zeroStatuses = (db.prepare(ZERO_ROLLUPS).all() as Array<{ status: string }>).map((r) => r.status);
     const columns = (db.prepare('pragma table_info(messages)').all() as Array<{ name: string }>).map((c) => c.name);
-    const indexes = db.prepare(`select name, sql from sqlite_master where type = 'index' and tbl_name = 'messages' and sql is not null`).all() as Array<{ name: string; sql: string }>;
+    const indexes = db.prepare(`select name, sql from sqlite_master where type = 'index' and tbl_name = 'messages' and sql is not null`).all() as Array<{
+      name: string;
+      sql: string;
+    }>;
     db.exec('create temp table bench_channels (lo integer, hi integer, organisation_id text, channel_id text)');
     db.exec('create temp table bench_kinds (lo integer, hi integer, sample_id text)');
     db.exec(`create temp table bench_samples as select * from messages where id in (${plan.samples.map((s) => `'${s.id}'`).join(', ')})`);
@@ -389,7 +397,9 @@ async function fillPostgres(schema: string, plan: Plan): Promise<void> {
     checkRollupRule((await c.query(WRITTEN_ROLLUPS)).rows, (await c.query(ROLLUP_SELECT)).rows);
     const zeroStatuses = (await c.query(ZERO_ROLLUPS)).rows.map((r: { status: string }) => r.status);
     const columns = (
-      await c.query(`select column_name from information_schema.columns where table_schema = $1 and table_name = 'messages' order by ordinal_position`, [schema])
+      await c.query(`select column_name from information_schema.columns where table_schema = $1 and table_name = 'messages' order by ordinal_position`, [
+        schema,
+      ])
     ).rows.map((r: { column_name: string }) => r.column_name);
     const indexes = (
       await c.query(
@@ -402,7 +412,8 @@ async function fillPostgres(schema: string, plan: Plan): Promise<void> {
     await c.query('create temp table bench_channels (lo integer, hi integer, organisation_id text, channel_id text)');
     await c.query('create temp table bench_kinds (lo integer, hi integer, sample_id text)');
     await c.query(`create temp table bench_samples as select * from messages where id = any($1)`, [plan.samples.map((s) => s.id)]);
-    for (const r of channelRanges(plan.channels)) await c.query('insert into bench_channels values ($1, $2, $3, $4)', [r.lo, r.hi, r.organisationId, r.channelId]);
+    for (const r of channelRanges(plan.channels))
+      await c.query('insert into bench_channels values ($1, $2, $3, $4)', [r.lo, r.hi, r.organisationId, r.channelId]);
     for (const r of sampleRanges(plan.samples)) await c.query('insert into bench_kinds values ($1, $2, $3)', [r.lo, r.hi, r.id]);
     for (const i of indexes) await c.query(`drop index ${schema}."${i.indexname}"`);
     for (let from = 0; from < plan.count; from += CHUNK) {

@@ -31,7 +31,9 @@ async function sends(url: string, key: string, series: number): Promise<autocann
     method: 'POST',
     headers: { 'x-api-key': key, 'content-type': 'application/json' },
     setupClient: (client) => {
-      client.setBody(JSON.stringify({ recipient: { to: benchNumber(series, n++) }, body: { text: 'Your verification code is 123456. It expires in 10 minutes.' } }));
+      client.setBody(
+        JSON.stringify({ recipient: { to: benchNumber(series, n++) }, body: { text: 'Your verification code is 123456. It expires in 10 minutes.' } }),
+      );
     },
   });
 }

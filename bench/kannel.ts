@@ -178,7 +178,10 @@ export async function runKannel(total: number, connections: number): Promise<Kan
     processes.push(spawn(BEARERBOX, [conf], { stdio: 'ignore' }));
     await until('bearerbox listening', 15_000, () => listening(boxPort));
     processes.push(spawn(SMSBOX, [conf], { stdio: 'ignore' }));
-    await Promise.race([smsc.bound, new Promise((_, reject) => setTimeout(() => reject(new Error(`Kannel did not bind to the SMSC\n${logTail(dir)}`)), 15_000))]);
+    await Promise.race([
+      smsc.bound,
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`Kannel did not bind to the SMSC\n${logTail(dir)}`)), 15_000)),
+    ]);
     await until('smsbox listening', 15_000, () => listening(sendsmsPort));
 
     progress(`Kannel: ${total} messages, sendsms → SMPP → DLR`);

@@ -31,7 +31,9 @@ export async function drive(
   opts: { total: number; connections: number; request: (i: number, o: number) => LoadRequest },
 ): Promise<LoadResult> {
   const origins = typeof origin === 'string' ? [origin] : origin;
-  const pools = origins.map((o, k) => new Pool(o, { connections: Math.ceil((opts.connections - k) / origins.length), pipelining: 1, keepAliveTimeout: 60_000 }));
+  const pools = origins.map(
+    (o, k) => new Pool(o, { connections: Math.ceil((opts.connections - k) / origins.length), pipelining: 1, keepAliveTimeout: 60_000 }),
+  );
   const startedAt = new Float64Array(opts.total);
   const failures = new Map<string, number>();
   const fail = (what: string) => failures.set(what, (failures.get(what) ?? 0) + 1);

@@ -32,7 +32,9 @@ interface Delivered {
 function deliveredSince(dbPath: string, since: number): Delivered[] {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare(`select accepted_at, status_at from messages where status = 'DELIVERED' and direction = 'MT' and accepted_at >= ?`).all(since) as Delivered[]).map((r) => ({
+    return (
+      db.prepare(`select accepted_at, status_at from messages where status = 'DELIVERED' and direction = 'MT' and accepted_at >= ?`).all(since) as Delivered[]
+    ).map((r) => ({
       accepted_at: Number(r.accepted_at),
       status_at: Number(r.status_at),
     }));
@@ -53,7 +55,17 @@ function post(url: string, key: string, opts: { amount: number; rate?: number; s
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
         // French mobile numbers ending in 5: the simulator delivers all of them.
-        requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ recipient: { to: `336${opts.series}${String(i++ % 1_000_000).padStart(6, '0')}5` }, body: { text: 'Through an operator' } }) }) }],
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                recipient: { to: `336${opts.series}${String(i++ % 1_000_000).padStart(6, '0')}5` },
+                body: { text: 'Through an operator' },
+              }),
+            }),
+          },
+        ],
       },
       (err) => (err ? reject(err) : resolve()),
     ),
@@ -81,7 +93,16 @@ export async function runOperatorBench(): Promise<Result[]> {
   try {
     const onB = await benchTenant(b.url);
     await admin(b.url, 'POST', `/admin/v1/channels/${onB.channelId}/smpp-credentials`, { systemId: 'tern-a', password: 'bench1' });
-    await admin(a.url, 'POST', '/admin/v1/connectors', { name: 'tern-b', type: 'SMPP', host: '127.0.0.1', port: b.smppPort, systemId: 'tern-a', password: 'bench1', binds: BINDS, window: WINDOW });
+    await admin(a.url, 'POST', '/admin/v1/connectors', {
+      name: 'tern-b',
+      type: 'SMPP',
+      host: '127.0.0.1',
+      port: b.smppPort,
+      systemId: 'tern-a',
+      password: 'bench1',
+      binds: BINDS,
+      window: WINDOW,
+    });
     await admin(a.url, 'POST', '/admin/v1/routes', { name: 'all via B', priority: 1, match: { prefix: '33' }, connectors: [{ connector: 'tern-b' }] });
     for (let i = 0; ; i++) {
       const r = await admin(a.url, 'POST', '/admin/v1/routes/test', { to: '33612345675' });
@@ -112,7 +133,7 @@ export async function runOperatorBench(): Promise<Result[]> {
     const steadyStart = Date.now();
     await post(a.url, onA.key, { amount: steady, rate: RATE, series: 2 });
     const paced = await waitDelivered(a.dbPath, steadyStart, steady);
-    const sqliteOnly = 'SQLite only (the case reads the servers\' SQLite files)';
+    const sqliteOnly = "SQLite only (the case reads the servers' SQLite files)";
     return [
       {
         case: `operator: ${MESSAGES} REST on A → SMPP → B → receipt → DELIVERED on A`,

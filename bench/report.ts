@@ -79,7 +79,10 @@ function share(r: Result): string {
 function notes(r: Result): string {
   const parts: string[] = [];
   if (r.note) parts.push(r.note);
-  for (const [label, c] of [['SQLite', r.sqlite], ['PostgreSQL', r.postgres]] as const) {
+  for (const [label, c] of [
+    ['SQLite', r.sqlite],
+    ['PostgreSQL', r.postgres],
+  ] as const) {
     if (typeof c !== 'string' && c.note) parts.push(r.postgres === NO_DATABASE ? c.note : `${label}: ${c.note}`);
   }
   return parts.join('; ');

@@ -16,6 +16,7 @@
  * `npm run bench -- --cluster N` (PostgreSQL only, run only when asked): 1 to N Tern processes on one database, the
  * e2e load spread over them, and what each message costs the cluster in CPU and statements (cluster.ts).
  */
+import { spawnSync } from 'node:child_process';
 import { postgresUnavailable } from './databases.ts';
 import { runClusterBench } from './cluster.ts';
 import { runEndToEndBench } from './e2e.ts';
@@ -61,6 +62,10 @@ async function main(): Promise<void> {
   const { groups: asked, cluster } = parseArgs(process.argv.slice(2));
   const unknown = asked.filter((g) => !(g in GROUPS));
   if (unknown.length > 0) throw new Error(`unknown group ${unknown.join(', ')}: choose among ${Object.keys(GROUPS).join(', ')}, or --cluster N`);
+  // The servers measured are the production build (dist/), made afresh when src/ changed since.
+  if (spawnSync(process.execPath, ['scripts/build.mjs', '--server', '--if-stale'], { stdio: 'inherit' }).status !== 0) {
+    throw new Error('the build failed');
+  }
   const results: Result[] = [];
   for (const [name, run] of Object.entries(GROUPS)) {
     if ((asked.length === 0 && cluster === null) || asked.includes(name)) results.push(...(await run()));

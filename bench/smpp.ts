@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import smpp from 'smpp';
-import { encodeGsm7 } from '../src/core/domain/text.ts';
+import { encodeGsm7 } from '../src/domain/text.ts';
 import type { Dialect } from './databases.ts';
 import { freshFill } from './fill.ts';
 import { type Figure, int, ms, NO_DATABASE, onEachDatabase, printResults, type Result } from './report.ts';
@@ -81,9 +81,7 @@ async function connectClient(port: number, systemId: string, password: string): 
   session.on('enquire_link', (pdu: smpp.PDU) => session.send(pdu.response()));
   session.on('unbind', (pdu: smpp.PDU) => session.send(pdu.response()));
   await once(session, 'connect');
-  const resp = await new Promise<smpp.PDU>((resolve) =>
-    session.send(new smpp.PDU('bind_transceiver', { system_id: systemId, password }), resolve),
-  );
+  const resp = await new Promise<smpp.PDU>((resolve) => session.send(new smpp.PDU('bind_transceiver', { system_id: systemId, password }), resolve));
   if (resp.command_status !== 0) throw new Error(`bind refused: 0x${resp.command_status.toString(16)}`);
   return session;
 }
@@ -117,10 +115,7 @@ async function ternCase(dialect: Dialect): Promise<TernSmpp> {
   const filled = await freshFill(dialect, STORED);
   try {
     // The same window both ways: Tern keeps as many deliver_sm in flight to the client as the client keeps submits.
-    const server = await startBenchServer(
-      { TERN_ADMIN_KEY: ADMIN_KEY, TERN_RETENTION_DAYS: '36500' },
-      { dialect, databaseUrl: filled.databaseUrl },
-    );
+    const server = await startBenchServer({ TERN_ADMIN_KEY: ADMIN_KEY, TERN_RETENTION_DAYS: '36500' }, { dialect, databaseUrl: filled.databaseUrl });
     try {
       return await submitAndIdle(server, dialect);
     } finally {

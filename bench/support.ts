@@ -73,7 +73,7 @@ export async function startBenchServer(env: Record<string, string> = {}, options
   // As `npm run serve` starts it (package.json): a smaller young generation and two malloc arenas (see the README's
   // "Memory"), unless the flags or the environment say otherwise.
   const memoryArgs = nodeArgs.some((a) => a.startsWith('--max-semi-space-size')) ? [] : ['--max-semi-space-size=16'];
-  const command = [process.execPath, ...memoryArgs, ...nodeArgs, '--import', 'tsx', 'src/main.ts', 'serve'];
+  const command = [process.execPath, ...memoryArgs, ...nodeArgs, 'dist/main.js', 'serve'];
   // taskset execs the server: the child's pid stays the server's own.
   if (options.cpus !== undefined) command.unshift('taskset', '-c', options.cpus);
   const child = spawn(command[0]!, command.slice(1), {
@@ -155,7 +155,7 @@ export async function benchTenant(url: string): Promise<{ key: string; channelId
 
 export async function serverRssMb(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
-  const m = /tern_process_resident_memory_bytes (\d+(\.\d+)?(e\+\d+)?)/.exec(text);
+  const m = /process_resident_memory_bytes (\d+(\.\d+)?(e\+\d+)?)/.exec(text);
   return m ? Math.round(Number(m[1]) / 1024 / 1024) : 0;
 }
 
@@ -196,4 +196,3 @@ export function printTable(rows: Row[], headers: Record<string, string> = {}): v
   console.log(line(width.map((w) => '-'.repeat(w))));
   for (const r of rows) console.log(line(cols.map((c) => String(r[c] ?? ''))));
 }
-

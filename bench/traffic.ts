@@ -21,7 +21,11 @@ const CAMPAIGN_CHUNK = 10_000;
 
 async function tenant(url: string, flow: string, balance = 100_000): Promise<{ key: string; organisationId: string }> {
   const org = await api(url, 'POST', '/admin/v1/organisations', BENCH_ADMIN_KEY, { name: `Bench ${flow}` });
-  const channel = await api(url, 'POST', `/admin/v1/organisations/${org.organisationId}/channels`, BENCH_ADMIN_KEY, { name: `Bench ${flow}`, type: 'SMS', flow });
+  const channel = await api(url, 'POST', `/admin/v1/organisations/${org.organisationId}/channels`, BENCH_ADMIN_KEY, {
+    name: `Bench ${flow}`,
+    type: 'SMS',
+    flow,
+  });
   const cred = await api(url, 'POST', `/admin/v1/channels/${channel.channelId}/credentials`, BENCH_ADMIN_KEY, { name: 'bench', roles: ['ADMIN'] });
   await api(url, 'POST', `/admin/v1/organisations/${org.organisationId}/credit`, BENCH_ADMIN_KEY, { amount: balance });
   return { key: cred.value as string, organisationId: org.organisationId as string };
@@ -65,7 +69,10 @@ async function latencies(dbPath: string, ids: string[]): Promise<number[]> {
     for (let waited = 0; ; waited += 200) {
       const rows = select.all(...ids) as Array<{ status: string; accepted_at: number; status_at: number }>;
       if (rows.every((r) => r.status !== 'ENROUTE' && r.status !== 'SCHEDULED') || waited > 600_000) {
-        return rows.filter((r) => r.status === 'DELIVERED').map((r) => Number(r.status_at) - Number(r.accepted_at)).sort((a, b) => a - b);
+        return rows
+          .filter((r) => r.status === 'DELIVERED')
+          .map((r) => Number(r.status_at) - Number(r.accepted_at))
+          .sort((a, b) => a - b);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -80,7 +87,14 @@ function row(name: string, alone: number[], loaded: number[], note: string): Row
   const ratio = pct(loaded, 99) / Math.max(1, pct(alone, 99));
   return [
     { case: `${name}, alone`, 'req/s': RATE, 'p50 ms': pct(alone, 50), 'p99 ms': pct(alone, 99), 'RSS MB': '-', note: `${alone.length} delivered` },
-    { case: `${name}, ${note}`, 'req/s': RATE, 'p50 ms': pct(loaded, 50), 'p99 ms': pct(loaded, 99), 'RSS MB': '-', note: `${loaded.length} delivered; p99 ${ratio.toFixed(2)} × alone (target ≤ 2): ${ratio <= 2 ? 'met' : 'not met'}` },
+    {
+      case: `${name}, ${note}`,
+      'req/s': RATE,
+      'p50 ms': pct(loaded, 50),
+      'p99 ms': pct(loaded, 99),
+      'RSS MB': '-',
+      note: `${loaded.length} delivered; p99 ${ratio.toFixed(2)} × alone (target ≤ 2): ${ratio <= 2 ? 'met' : 'not met'}`,
+    },
   ];
 }
 
@@ -154,8 +168,17 @@ async function tenantIsolation(limited: boolean): Promise<Row[]> {
     flooding = false;
     await flood;
     const load = `${sent.toLocaleString('en-US')} sent meanwhile, ${accepted.toLocaleString('en-US')} accepted`;
-    const rows = row('a tenant’s accept → DELIVERED', alone, loaded, limited ? `while another sends as fast as its limits allow (${load})` : `while another floods with no limits (${load}; for the record)`);
-    return limited ? rows : rows.slice(1).map((r) => ({ ...r, note: String(r.note).replace(/; p99 .*/, `; p99 ${(pct(loaded, 99) / Math.max(1, pct(alone, 99))).toFixed(2)} × alone`) }));
+    const rows = row(
+      'a tenant’s accept → DELIVERED',
+      alone,
+      loaded,
+      limited ? `while another sends as fast as its limits allow (${load})` : `while another floods with no limits (${load}; for the record)`,
+    );
+    return limited
+      ? rows
+      : rows
+          .slice(1)
+          .map((r) => ({ ...r, note: String(r.note).replace(/; p99 .*/, `; p99 ${(pct(loaded, 99) / Math.max(1, pct(alone, 99))).toFixed(2)} × alone`) }));
   } finally {
     await server.stop();
   }

@@ -75,8 +75,14 @@ async function smsUnderVoiceBurst(): Promise<Row[]> {
   const server = await startBenchServer();
   try {
     const t = await benchTenant(server.url);
-    const channel = await api(server.url, 'POST', `/admin/v1/organisations/${t.organisationId}/channels`, BENCH_ADMIN_KEY, { name: 'Bench voice', type: 'VOICE', flow: 'TRANSACTIONAL' });
-    const voiceKey = (await api(server.url, 'POST', `/admin/v1/channels/${channel.channelId}/credentials`, BENCH_ADMIN_KEY, { name: 'bench', roles: ['ADMIN'] })).value as string;
+    const channel = await api(server.url, 'POST', `/admin/v1/organisations/${t.organisationId}/channels`, BENCH_ADMIN_KEY, {
+      name: 'Bench voice',
+      type: 'VOICE',
+      flow: 'TRANSACTIONAL',
+    });
+    const voiceKey = (
+      await api(server.url, 'POST', `/admin/v1/channels/${channel.channelId}/credentials`, BENCH_ADMIN_KEY, { name: 'bench', roles: ['ADMIN'] })
+    ).value as string;
     // The voice sends come from another client, in a thread of its own: 50 requests started at once keep a client's
     // event loop busy for tens of milliseconds, which would otherwise be counted in the SMS latencies measured here.
     const voices = new VoiceClient(server.url, voiceKey);
@@ -91,14 +97,14 @@ async function smsUnderVoiceBurst(): Promise<Row[]> {
       const burst = voices.send(1, BURST).then(() => (burstMs = performance.now() - burstStarted));
       const during = await smsLatencies(server.url, t.key, SMS, 3);
       await burst;
-    const row = (what: string, l: number[], note: string): Row => ({
-      case: what,
-      'req/s': '-',
-      'p50 ms': percentile(l, 50).toFixed(1),
-      'p99 ms': percentile(l, 99).toFixed(1),
-      'RSS MB': '-',
-      note,
-    });
+      const row = (what: string, l: number[], note: string): Row => ({
+        case: what,
+        'req/s': '-',
+        'p50 ms': percentile(l, 50).toFixed(1),
+        'p99 ms': percentile(l, 99).toFixed(1),
+        'RSS MB': '-',
+        note,
+      });
       const ratio = percentile(during, 99) / percentile(alone, 99);
       return [
         row(`POST /sms/v1/messages alone, ${SMS_CONCURRENCY} clients`, alone, `${SMS} sends`),

@@ -101,7 +101,9 @@ export async function runWebhooksBench(): Promise<Result[]> {
       case: `status webhooks to an answering receiver while another, silent, is ${BACKLOG.toLocaleString('en-US')} behind: ${MESSAGES.toLocaleString('en-US')} sends at ${RATE}/s, every other one to each`,
       ...cells((m) => ({
         text: `request → webhook p50 ${ms(m.p50)} ms, p99 ${ms(m.p99)} ms`,
-        note: [`${m.done} of ${ANSWERED} webhooks`, m.cpuMsPerMessage !== null && `server CPU ${m.cpuMsPerMessage.toFixed(3)} ms a message`].filter(Boolean).join(', '),
+        note: [`${m.done} of ${ANSWERED} webhooks`, m.cpuMsPerMessage !== null && `server CPU ${m.cpuMsPerMessage.toFixed(3)} ms a message`]
+          .filter(Boolean)
+          .join(', '),
       })),
     },
   ];
