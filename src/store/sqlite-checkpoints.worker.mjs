@@ -15,6 +15,7 @@
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { checkpointRounds } from './sqlite-checkpoint-rounds.mjs';
 
 const { file, busyMs, idleMs, targetFrames, truncateBytes } = workerData;
 const db = new Database(file, { fileMustExist: true });
@@ -62,28 +63,10 @@ function tick() {
       }
     } else {
       version = now;
-      // A checkpoint copies the log as it stood when it began, and a writer that never pauses has added to it
-      // meanwhile; the log starts over only at a transaction that begins with all of it copied. Rounds copy what
-      // came in during the round before (a few frames each) until one finds nothing new, so that the writer's next
-      // transaction starts the log over — instead of the writer copying the rest itself, and syncing the file, at
-      // its own threshold (wal_autocheckpoint), on the thread that serves requests.
-      let [r] = db.pragma('wal_checkpoint(PASSIVE)');
-      // Frames written since the last look: after a checkpoint that copied all, the writer's next commit started the
-      // log over, so all of it; otherwise (readers kept the log), what it grew by. Then what each round found new —
-      // all of the log when the writer started it over in between, as it will once the rounds catch up: the pacing
-      // below must see the whole rate, not the few frames after the last restart.
-      let added = complete ? r.log : Math.max(0, r.log - seen);
-      /** Checkpoints that found frames to copy. */
-      let copying = added > 0 ? 1 : 0;
-      for (let round = 1, before = -1; round < MAX_ROUNDS && r.checkpointed === r.log && r.log > before; round++) {
-        before = r.log;
-        [r] = db.pragma('wal_checkpoint(PASSIVE)');
-        const found = r.log >= before ? r.log - before : r.log;
-        added += found;
-        if (found > 0) copying++;
-      }
-      complete = r.checkpointed === r.log;
-      seen = r.log;
+      const look = checkpointRounds(() => db.pragma('wal_checkpoint(PASSIVE)')[0], { seen, complete, maxRounds: MAX_ROUNDS });
+      const { added, copying } = look;
+      complete = look.complete;
+      seen = look.log;
       // Towards the delay that lets targetFrames accumulate at that rate, at most doubling at a time, shortening at
       // once; soon again when not all could be copied.
       const wanted = added > 0 ? (delay * targetFrames) / added : idleMs;

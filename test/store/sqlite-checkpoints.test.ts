@@ -124,10 +124,12 @@ test('checkpoints seldom while writes trickle, and often while they pour', async
 });
 
 test('lets the log start over beside a writer that never pauses for long, without the writer checkpointing', async () => {
-  // A checkpoint copies the log as it was when it began; commits every 2 ms add to it meanwhile, so one checkpoint a
-  // look never leaves it all copied and the log grows until the writer's own checkpoint (off here) — measured: no
-  // more than three restarts in twenty seconds. Rounds until one finds nothing new: five in a tenth of a second on a quiet
-  // machine, later on a busy one, so the writer goes on until five or the deadline.
+  // A checkpoint copies the log as it was when it began; commits every 2 ms add to it meanwhile. One checkpoint a
+  // look, the log seldom starts over (measured on a quiet disk: once in sixty seconds); the look's rounds (their rule
+  // is tested in sqlite-checkpoint-rounds.test.ts) let it start over five times in a tenth of a second. How often is
+  // the machine's: a disk the suite's other files keep busy makes each checkpoint's sync slower than the writer's
+  // commits (3 restarts in 20 s in CI), and cores held by them slow the writer instead (one checkpoint a look then
+  // keeps up) — so this asks for two restarts within half a minute, which one checkpoint a look did not reach.
   const { db, file } = walDatabase();
   db.exec('create index t_body on t (body)');
   // The log's file is not truncated here (that is the idle look's other work, drilled with a full disk): a TRUNCATE
@@ -144,12 +146,12 @@ test('lets the log start over beside a writer that never pauses for long, withou
     const from = logRestarts(file);
     const began = Date.now();
     let restarts = 0;
-    while (restarts < 5 && Date.now() - began < 20_000) {
+    while (restarts < 2 && Date.now() - began < 30_000) {
       twenty();
       await sleep(2);
       restarts = logRestarts(file) - from;
     }
-    assert.ok(restarts >= 5, `the log started over ${restarts} times in ${((Date.now() - began) / 1000).toFixed(1)} s`);
+    assert.ok(restarts >= 2, `the log started over ${restarts} times in ${((Date.now() - began) / 1000).toFixed(1)} s`);
   } finally {
     await checkpointer.stop();
     db.close();
