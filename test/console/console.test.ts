@@ -714,16 +714,18 @@ describe('console in a browser', { skip, timeout: 300_000 }, () => {
 
   /** Opens a page and waits until its API calls (not the live stream) have answered and been drawn. */
   const settle = async (hash: string) => {
-    let inFlight = 0;
+    // The requests themselves, not a count: one the page before sent, answered after these listeners came, would
+    // otherwise count below zero and never back.
+    const inFlight = new Set<object>();
     const counts = (r: { url(): string }) => r.url().includes('/v1/') && !r.url().includes('/events');
-    const started = (r: { url(): string }) => counts(r) && inFlight++;
-    const ended = (r: { url(): string }) => counts(r) && inFlight--;
+    const started = (r: { url(): string }) => counts(r) && inFlight.add(r);
+    const ended = (r: { url(): string }) => inFlight.delete(r);
     page.on('request', started);
     page.on('requestfinished', ended);
     page.on('requestfailed', ended);
     try {
       await go(hash);
-      await eventually(() => inFlight === 0, 10_000, `the calls of ${hash}`);
+      await eventually(() => inFlight.size === 0, 10_000, `the calls of ${hash}`);
       await page.evaluate(() => new Promise((done) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(done))));
     } finally {
       page.off('request', started);
