@@ -1,8 +1,10 @@
 /**
  * The HTTP cases of `npm run bench` (`npm run bench http`): on each database, a no-op route as the baseline and
  * durable sends (`POST /sms/v1/messages`, 201 only once committed) at 64 connections, their ratio; on SQLite also the
- * same sends with an fsync per commit. BENCH_DURATION (10) seconds per load.
+ * same sends with an fsync per commit; and the sends with the server pinned to one core, then two: how far one node
+ * uses the cores it is given. BENCH_DURATION (10) seconds per load.
  */
+import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import type { Dialect } from './databases.ts';
 import { type Figure, int, onEachDatabase, type Result } from './report.ts';
@@ -10,8 +12,10 @@ import { type CpuSpent, cpuMeter } from './cpu.ts';
 import { benchTenant, DURATION_S, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const CONNECTIONS = 64;
-const TARGET_RATIO = 0.5;
+const TARGET_RATIO = 0.25;
 const TARGET_P99_MS = 50;
+/** Durable sends with the server on two cores ÷ on one (taskset; the load generator unpinned), at least. */
+const TARGET_TWO_CORES = 1.5;
 
 function cannon(opts: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -83,6 +87,21 @@ async function fullSync(): Promise<autocannon.Result> {
   }
 }
 
+/** Durable sends with the server pinned to one core, then to two. */
+async function pinned(dialect: Dialect): Promise<{ one: autocannon.Result; two: autocannon.Result }> {
+  const on = async (cores: string, series: number) => {
+    const server = await startBenchServer({}, { dialect, cpus: cores });
+    try {
+      const t = await benchTenant(server.url);
+      progress(`durable sends on ${dialect}, the server on core(s) ${cores}`);
+      return await sends(server.url, t.key, series);
+    } finally {
+      await server.stop();
+    }
+  };
+  return { one: await on('0', 4), two: await on('0,1', 5) };
+}
+
 export async function httpCases(): Promise<Result[]> {
   const measured = await onEachDatabase(measure);
   const cells = measured.cells;
@@ -96,6 +115,7 @@ export async function httpCases(): Promise<Result[]> {
       full = `failed: ${(err as Error).message}`;
     }
   }
+  const scaling = cpus().length < 2 ? null : await onEachDatabase(pinned);
   return [
     {
       case: `no-op route GET /healthz, ${CONNECTIONS} connections`,
@@ -114,6 +134,21 @@ export async function httpCases(): Promise<Result[]> {
           note: [bad, `RSS ${m.rss} MB`, m.sendCpu.text].filter(Boolean).join('; '),
         };
       }),
+    },
+    {
+      case: `durable sends with the server pinned to two cores ÷ pinned to one (taskset; the load generator unpinned)`,
+      target: `≥ ${TARGET_TWO_CORES}`,
+      ...(scaling === null
+        ? { sqlite: 'not measured: this machine has one core', postgres: 'not measured: this machine has one core' }
+        : scaling.cells(({ one, two }) => {
+            const ratio = two.requests.average / one.requests.average;
+            const bad = [errorsOf(one), errorsOf(two)].filter(Boolean).join('; ');
+            return {
+              text: `${ratio.toFixed(2)}: ${loadText(two)} on two, ${loadText(one)} on one`,
+              met: bad === '' && ratio >= TARGET_TWO_CORES,
+              ...(bad !== '' && { note: bad }),
+            };
+          })),
     },
     {
       case: 'the same sends with TERN_SQLITE_SYNCHRONOUS=FULL (an fsync per commit)',

@@ -162,6 +162,8 @@ async function stop(p: ChildProcess): Promise<void> {
 export interface KannelRun extends EndToEnd {
   accepted: number;
   note: string;
+  /** Kannel's CPU (every process of it) a message delivered. */
+  cpuMs: number;
 }
 
 /** `total` messages through Kannel's sendsms over `connections` connections, each timed until its delivered DLR. */
@@ -211,6 +213,7 @@ export async function runKannel(total: number, connections: number): Promise<Kan
     return {
       ...e,
       accepted: load.ok,
+      cpuMs: spent.perUnit.find((p) => p.name === 'Kannel')?.ms ?? 0,
       note: `accepting took ${(load.elapsedMs / 1000).toFixed(1)} s; ${e.done} of ${load.ok} DLRs${failures}; ${spent.text}`,
     };
   } finally {

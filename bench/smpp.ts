@@ -25,7 +25,7 @@ const IDLE_S = Number(process.env.BENCH_IDLE_SECONDS ?? 600);
 const WINDOW = 100;
 const ADMIN_KEY = 'bench-smpp-admin-key-0123456789';
 const RECEIPT_WAIT_MS = 600_000;
-const TARGET_SUBMIT_RATIO = 0.5;
+const TARGET_SUBMIT_RATIO = 0.25;
 const TARGET_RECEIPT_RATIO = 0.9;
 const TARGET_RSS_MB = 300;
 /** Flat: the resident memory at the end of the idle time is at most this much above the start. */
