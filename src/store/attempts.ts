@@ -1,6 +1,6 @@
 import type { Db } from './db.ts';
 import type { MessageAttemptTable } from './schema.ts';
-import { batchParts, onPostgres, placeholders, runCached } from './batch-sql.ts';
+import { batchParts, onPostgres, placeholders, rowValues, runCached, valuesTable } from './batch-sql.ts';
 import { rollupShard } from './rollups.ts';
 
 /** Each placement of a message with an operator, and delivery counters per connector and destination network. */
@@ -31,24 +31,54 @@ export interface SettledAttempt {
 
 /**
  * Ends the open placement of each message through `connector` with a final receipt's outcome; answers the placements
- * it ended (a receipt repeated, or for a placement not recorded, ends none — and is counted nowhere).
+ * it ended (a receipt repeated, or for a placement not recorded, ends none — and is counted nowhere). Of receipts for
+ * one placement in the same call, the first ends it. One statement a part: a batch of receipts is one round trip, not
+ * one a receipt.
  */
 export async function settleAttempts(
   db: Db,
   settled: Array<{ messageId: string; connector: string; outcome: string; detail: string | null; at: number }>,
 ): Promise<SettledAttempt[]> {
-  const out: SettledAttempt[] = [];
+  const first = new Map<string, (typeof settled)[number]>();
   for (const s of settled) {
-    const rows = await db
-      .updateTable('message_attempts')
-      .set({ outcome: s.outcome, detail: s.detail, ended_at: s.at })
-      .where('message_id', '=', s.messageId)
-      .where('connector', '=', s.connector)
-      .where('outcome', 'is', null)
-      .returning(['placed_at', 'network'])
-      .execute();
-    for (const r of rows)
-      out.push({ messageId: s.messageId, connector: s.connector, network: r.network, placedAt: Number(r.placed_at), outcome: s.outcome, at: s.at });
+    const key = `${s.messageId}|${s.connector}`;
+    if (!first.has(key)) first.set(key, s);
+  }
+  // In key order, the order a concurrent batch takes the same rows in.
+  const rows = [...first.values()].sort((a, b) => (a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : a.connector < b.connector ? -1 : 1));
+  const pg = onPostgres(db);
+  const out: SettledAttempt[] = [];
+  for (const part of batchParts(pg, rows, CHUNK)) {
+    const values: unknown[] = [];
+    for (const s of part) values.push(s.messageId, s.connector, s.outcome, s.detail, s.at);
+    // SQLite's returning reads only the updated table: the outcome and its instant are read back from the row.
+    const r = await runCached<{
+      message_id: string;
+      connector: string;
+      network: string;
+      placed_at: number | string;
+      outcome: string;
+      ended_at: number | string;
+    }>(
+      db,
+      'settle attempts',
+      part.length,
+      (p) => `update message_attempts set outcome = v.column3, detail = v.column4, ended_at = cast(v.column5 as bigint)
+        from ${valuesTable(p, part.length, 5)}
+        where message_attempts.message_id = v.column1 and message_attempts.connector = v.column2 and message_attempts.outcome is null
+        returning message_attempts.message_id, message_attempts.connector, message_attempts.network, message_attempts.placed_at,
+          message_attempts.outcome, message_attempts.ended_at`,
+      rowValues(pg, 5, values),
+    );
+    for (const row of r.rows)
+      out.push({
+        messageId: row.message_id,
+        connector: row.connector,
+        network: row.network,
+        placedAt: Number(row.placed_at),
+        outcome: row.outcome,
+        at: Number(row.ended_at),
+      });
   }
   return out;
 }
