@@ -2,6 +2,9 @@ import type { Db } from './db.ts';
 import type { MessageAttemptTable } from './schema.ts';
 import { batchParts, onPostgres, placeholders, rowValues, runCached, valuesTable } from './batch-sql.ts';
 import { rollupShard } from './rollups.ts';
+import { lockMessageIds } from './messages.ts';
+import { hourOf } from '../domain/delivery.ts';
+import { sql } from 'kysely';
 
 /** Each placement of a message with an operator, and delivery counters per connector and destination network. */
 
@@ -9,16 +12,52 @@ export type MessageAttemptRow = MessageAttemptTable;
 
 const CHUNK = 200;
 
-/** Records placements (one row each; a placement recorded already is left as it is). */
-export async function insertAttempts(db: Db, rows: MessageAttemptRow[]): Promise<void> {
+/**
+ * Records placements (one row each; a placement recorded already is left as it is). A placement whose final receipt
+ * came first (`settleEarly`) is recorded ended: answered, to be counted now that its network and time are known.
+ */
+export async function insertAttempts(db: Db, rows: MessageAttemptRow[]): Promise<SettledAttempt[]> {
+  const out: SettledAttempt[] = [];
   for (const part of batchParts(onPostgres(db), rows, CHUNK)) {
-    await db
+    const ended = await db
       .insertInto('message_attempts')
       .values(part)
-      .onConflict((oc) => oc.columns(['message_id', 'attempt']).doNothing())
+      .onConflict((oc) =>
+        oc
+          .columns(['message_id', 'attempt'])
+          .doUpdateSet({
+            route: (eb) => eb.ref('excluded.route'),
+            upstream_id: (eb) => eb.ref('excluded.upstream_id'),
+            network: (eb) => eb.ref('excluded.network'),
+            cost: (eb) => eb.ref('excluded.cost'),
+            placed_at: (eb) => eb.ref('excluded.placed_at'),
+            connector: (eb) => eb.ref('excluded.connector'),
+            // A receipt from another connector was not about this placement.
+            outcome: sql<string | null>`case when message_attempts.connector = excluded.connector then message_attempts.outcome end`,
+            detail: sql<string | null>`case when message_attempts.connector = excluded.connector then message_attempts.detail end`,
+            ended_at: sql<number | null>`case when message_attempts.connector = excluded.connector then message_attempts.ended_at end`,
+          })
+          .where('message_attempts.upstream_id', '=', EARLY),
+      )
+      .returning(['message_id', 'connector', 'network', 'placed_at', 'outcome', 'ended_at'])
       .execute();
+    for (const r of ended) {
+      if (r.outcome === null || r.ended_at === null) continue;
+      out.push({
+        messageId: r.message_id,
+        connector: r.connector,
+        network: r.network,
+        placedAt: Number(r.placed_at),
+        outcome: r.outcome,
+        at: Number(r.ended_at),
+      });
+    }
   }
+  return out;
 }
+
+/** The upstream id of a placement recorded by its receipt, before the dispatcher recorded it. */
+const EARLY = '';
 
 export interface SettledAttempt {
   messageId: string;
@@ -81,6 +120,95 @@ export async function settleAttempts(
       });
   }
   return out;
+}
+
+/**
+ * Final receipts that ended no placement (`settleAttempts`): those that came before their placement was recorded (an
+ * operator answering within milliseconds, on a connector whose receipts carry Tern's id) are kept on the placement's
+ * row, written ahead of the dispatcher's (`insertAttempts` completes it and answers it ended, to be counted once).
+ * The messages are locked first, as the dispatcher locks them to record their placement: a placement recorded
+ * meanwhile is ended here and now. A receipt repeated, or about a placement from before placements were recorded,
+ * writes nothing. Answers the placements ended.
+ */
+export async function settleEarly(
+  db: Db,
+  unsettled: Array<{ messageId: string; connector: string; outcome: string; detail: string | null; at: number }>,
+): Promise<SettledAttempt[]> {
+  if (unsettled.length === 0) return [];
+  const pg = onPostgres(db);
+  await lockMessageIds(
+    db,
+    pg ? 'postgres' : 'sqlite',
+    unsettled.map((u) => u.messageId),
+  );
+  const settled = await settleAttempts(db, unsettled);
+  const ended = new Set(settled.map((s) => `${s.messageId}|${s.connector}`));
+  const left = unsettled.filter((u) => !ended.has(`${u.messageId}|${u.connector}`));
+  if (left.length === 0) return settled;
+  const ids = [...new Set(left.map((u) => u.messageId))];
+  const messages = new Map<string, { attempts: number; upstreamId: string | null }>();
+  const placements = new Map<string, Array<{ connector: string; outcome: string | null }>>();
+  for (const part of batchParts(pg, ids, CHUNK)) {
+    for (const m of await db.selectFrom('messages').select(['id', 'attempts', 'upstream_id']).where('id', 'in', part).execute())
+      messages.set(m.id, { attempts: Number(m.attempts), upstreamId: m.upstream_id });
+    for (const a of await db.selectFrom('message_attempts').select(['message_id', 'connector', 'outcome']).where('message_id', 'in', part).execute()) {
+      const list = placements.get(a.message_id) ?? [];
+      list.push({ connector: a.connector, outcome: a.outcome });
+      placements.set(a.message_id, list);
+    }
+  }
+  const rows: MessageAttemptRow[] = [];
+  const seen = new Set<string>();
+  for (const u of left) {
+    const m = messages.get(u.messageId);
+    const before = placements.get(u.messageId) ?? [];
+    if (!m || seen.has(u.messageId)) continue;
+    // Through this connector already: a receipt repeated. Placed before without a recorded placement: from before
+    // placements were recorded. A placement under way recorded: the receipt is not about it.
+    if (before.some((a) => a.connector === u.connector || a.outcome === null)) continue;
+    if (m.upstreamId !== null && before.length === 0) continue;
+    seen.add(u.messageId);
+    rows.push({
+      message_id: u.messageId,
+      attempt: m.attempts + 1,
+      connector: u.connector,
+      route: '',
+      upstream_id: EARLY,
+      network: '',
+      cost: null,
+      placed_at: u.at,
+      outcome: u.outcome,
+      detail: u.detail,
+      ended_at: u.at,
+    });
+  }
+  if (rows.length > 0)
+    await db
+      .insertInto('message_attempts')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['message_id', 'attempt']).doNothing())
+      .execute();
+  return settled;
+}
+
+/**
+ * Adds ended placements to their connector's delivery counters for the destination network and hour. Delivered and
+ * UNDELIVERED count (UNDELIVERABLE is the number's doing, not the network's).
+ */
+export async function countOutcomes(db: Db, settled: readonly SettledAttempt[]): Promise<void> {
+  const deltas = new Map<string, QualityDelta>();
+  for (const s of settled) {
+    if (s.outcome !== 'DELIVERED' && s.outcome !== 'UNDELIVERED') continue;
+    const bucket = hourOf(s.at);
+    const key = `${s.connector}|${s.network}|${bucket}`;
+    const d = deltas.get(key) ?? { connector: s.connector, network: s.network, bucket, delivered: 0, failed: 0, deliveredMs: 0 };
+    if (s.outcome === 'DELIVERED') {
+      d.delivered++;
+      d.deliveredMs += Math.max(0, s.at - s.placedAt);
+    } else d.failed++;
+    deltas.set(key, d);
+  }
+  if (deltas.size > 0) await addQuality(db, [...deltas.values()]);
 }
 
 export async function listAttempts(db: Db, messageId: string): Promise<MessageAttemptRow[]> {

@@ -4,7 +4,7 @@ import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import { lockMessageIds } from './messages.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
-import { insertAttempts } from './attempts.ts';
+import { countOutcomes, insertAttempts } from './attempts.ts';
 import { utcDay } from '../domain/dates.ts';
 
 /** The dispatch queue: one row per message waiting to be placed with an operator. */
@@ -95,7 +95,7 @@ export async function recordDispatch(
         true,
       );
     }
-    await insertAttempts(
+    const endedFirst = await insertAttempts(
       trx,
       o.submitted.map((s) => ({
         message_id: s.id,
@@ -111,6 +111,7 @@ export async function recordDispatch(
         ended_at: null,
       })),
     );
+    if (endedFirst.length > 0) await countOutcomes(trx, endedFirst);
     await addToRouteRollups(trx, o.submitted);
     await addToMarginRollups(trx, o.submitted);
     for (const r of o.retries) {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { insertAttempts, listAttempts, type MessageAttemptRow, settleAttempts } from '../../src/store/attempts.ts';
+import { uuidv7 } from '../../src/domain/ids.ts';
+import { outboundMessageRow } from '../../src/core/messaging/message-row.ts';
+import { countOutcomes, insertAttempts, listAttempts, type MessageAttemptRow, qualityTotals, settleAttempts, settleEarly } from '../../src/store/attempts.ts';
+import type { Channel } from '../../src/store/channels.ts';
+import { inTransaction, type Store } from '../../src/store/db.ts';
+import { recordDispatch, type DispatchOutcomes } from '../../src/store/dispatch.ts';
+import { insertMessages } from '../../src/store/messages.ts';
 import { forEachDialect } from '../support/server.ts';
 import { twoNodesForSuite } from '../support/stores.ts';
 
@@ -81,5 +87,130 @@ forEachDialect('placements ended by receipts', (dialect) => {
       ),
       { seed: 4711, numRuns: 60 },
     );
+  });
+
+  test('a receipt that comes before its placement is recorded ends it once recorded, counted once', async () => {
+    const store = stores.a;
+    const now = Date.now();
+    const channel = { id: 'ch-early', organisationId: 'org-early' } as Channel;
+    const ids = Array.from({ length: 5 }, () => uuidv7(now));
+    await insertMessages(
+      store.db,
+      ids.map((id) =>
+        outboundMessageRow({
+          id,
+          channel,
+          type: 'SMS',
+          recipient: '33650000012',
+          sender: null,
+          body: { text: 'early' },
+          units: 1,
+          length: 1,
+          price: 45_000,
+          priceKind: 'SMS',
+          refClient: null,
+          callbackUrlStatus: null,
+          callbackUrlMo: null,
+          now,
+          sendAt: now,
+          validityUntil: null,
+          country: 'FR',
+          network: null,
+          source: 'test',
+        }),
+      ),
+    );
+    const [early, other, repeated, rerouted, legacy] = ids as [string, string, string, string, string];
+    // What the receipt path does with a batch of final receipts (carrier-events.ts).
+    const receive = (receipts: Receipt[]) =>
+      inTransaction(store, async (trx) => {
+        const settled = await settleAttempts(trx, receipts);
+        const ended = new Set(settled.map((x) => `${x.messageId}|${x.connector}`));
+        settled.push(
+          ...(await settleEarly(
+            trx,
+            receipts.filter((r) => !ended.has(`${r.messageId}|${r.connector}`)),
+          )),
+        );
+        await countOutcomes(trx, settled);
+        return settled;
+      });
+    const placed = (id: string, connector: string, attempt: number, at: number): DispatchOutcomes['submitted'][number] => ({
+      id,
+      upstreamId: `up-${id}-${attempt}`,
+      connector,
+      route: 'fr',
+      parts: 1,
+      cost: 10_000,
+      charged: attempt === 1 ? 45_000 : 0,
+      chargedOnce: 45_000,
+      day: '2026-12-07',
+      organisationId: 'org-early',
+      country: 'FR',
+      attempt,
+      ...(attempt > 1 && { again: true }),
+      placedAt: at,
+      network: '20801',
+    });
+    const record = (s: Store, submitted: DispatchOutcomes['submitted']) =>
+      recordDispatch(s, { claimant: 'node-a', leaseUntil: now + 60_000 }, { submitted, retries: [], done: [] });
+    const counters = async () => new Map((await qualityTotals(store.db, now - 7_200_000)).map((q) => [q.connector, [q.delivered, q.failed, q.deliveredMs]]));
+
+    // Placed earlier: the re-routed one through op-a (ended UNDELIVERED), and one before placements were recorded.
+    await record(store, [placed(rerouted, 'op-a', 1, now)]);
+    assert.equal((await receive([{ messageId: rerouted, connector: 'op-a', outcome: 'UNDELIVERED', detail: 'OPERATOR_ERROR', at: now + 10 }])).length, 1);
+    await store.db.updateTable('messages').set({ upstream_id: 'up-legacy', attempts: 1 }).where('id', '=', legacy).execute();
+    assert.deepEqual(await counters(), new Map([['op-a', [0, 1, 0]]]));
+
+    // Receipts ahead of their placements: nothing counted yet.
+    const receipts: Receipt[] = [
+      { messageId: early, connector: 'op-b', outcome: 'DELIVERED', detail: null, at: now + 100 },
+      { messageId: other, connector: 'op-c', outcome: 'DELIVERED', detail: null, at: now + 100 },
+      { messageId: repeated, connector: 'op-b', outcome: 'UNDELIVERED', detail: 'NETWORK_ERROR', at: now + 100 },
+      { messageId: rerouted, connector: 'op-b', outcome: 'DELIVERED', detail: null, at: now + 100 },
+      { messageId: legacy, connector: 'op-b', outcome: 'DELIVERED', detail: null, at: now + 100 },
+    ];
+    assert.deepEqual(await receive(receipts), []);
+    assert.deepEqual(await counters(), new Map([['op-a', [0, 1, 0]]]));
+    // Repeated before the placement is recorded: still one.
+    assert.deepEqual(await receive(receipts.slice(0, 3)), []);
+
+    // The placements recorded (by another node): each ended by its receipt and counted, once; the one reported by
+    // another connector than it was placed with is left open; the legacy one has no placement to end.
+    await record(stores.b, [
+      placed(early, 'op-b', 1, now + 50),
+      placed(other, 'op-b', 1, now + 50),
+      placed(repeated, 'op-b', 1, now + 50),
+      placed(rerouted, 'op-b', 2, now + 50),
+    ]);
+    assert.deepEqual(
+      await counters(),
+      new Map([
+        ['op-a', [0, 1, 0]],
+        ['op-b', [2, 1, 2 * 50]],
+      ]),
+    );
+    const ended = async (id: string) =>
+      (await listAttempts(store.db, id)).map((a) => [
+        a.attempt,
+        a.connector,
+        a.route,
+        a.network,
+        a.cost,
+        a.placed_at - now,
+        a.outcome,
+        a.ended_at === null ? null : a.ended_at - now,
+      ]);
+    assert.deepEqual(await ended(early), [[1, 'op-b', 'fr', '20801', 10_000, 50, 'DELIVERED', 100]]);
+    assert.deepEqual(await ended(other), [[1, 'op-b', 'fr', '20801', 10_000, 50, null, null]]);
+    assert.deepEqual(await ended(rerouted), [
+      [1, 'op-a', 'fr', '20801', 10_000, 0, 'UNDELIVERED', 10],
+      [2, 'op-b', 'fr', '20801', 10_000, 50, 'DELIVERED', 100],
+    ]);
+    assert.deepEqual(await ended(legacy), []);
+
+    // The same receipts again end nothing, count nothing.
+    assert.deepEqual(await receive(receipts), []);
+    assert.equal((await counters()).get('op-b')![0], 2);
   });
 });
