@@ -578,6 +578,25 @@ describe('console in a browser', { skip, timeout: 300_000 }, () => {
     await rates.locator('tr', { hasText: 'BE' }).getByText('0.05 €').waitFor();
     assert.equal(await count(), 2);
     await shot('operator-connector-rates');
+    // A rate not in force yet may be withdrawn, once confirmed; the one in force may not.
+    assert.equal(
+      await rates
+        .locator('tr', { hasText: 'FR' })
+        .getByRole('button', { name: /^Withdraw/ })
+        .count(),
+      0,
+    );
+    const withdraw = rates.locator('tr', { hasText: 'BE' }).getByRole('button', { name: /^Withdraw the rate from / });
+    page.once('dialog', (d) => void d.dismiss());
+    await withdraw.click();
+    assert.equal(await count(), 2, 'nothing withdrawn unless confirmed');
+    page.once('dialog', (d) => {
+      assert.match(d.message(), /^Withdraw the rate of 0\.05 € a part from .*2099/);
+      void d.accept();
+    });
+    await withdraw.click();
+    await rates.locator('tr', { hasText: 'BE' }).waitFor({ state: 'detached' });
+    assert.equal(await count(), 1);
 
     // The customer alone (its key only, in a tab of its own) sees neither connector nor cost on the same message.
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });

@@ -294,10 +294,17 @@ export function Rates({ connectorId, name }: { connectorId: string; name: string
     setCsv('');
     list.reload();
   });
+  // A rate not in force yet may be withdrawn; one in force or past stays (costs were recorded with it).
+  const withdraw = useAction(async (r: any) => {
+    if (!confirm(`Withdraw the rate of ${euros(r.price, 6)} a part from ${when(r.validFrom)}? It will not come into force.`)) return;
+    await call('DELETE', `/admin/v1/connectors/${connectorId}/rates/${r.rateId}`, { admin: true });
+    list.reload();
+  });
   const items: any[] = list.data?.items ?? [];
+  const now = Date.now();
   return (
     <div class="rates">
-      <ErrorBox error={list.error} />
+      <ErrorBox error={list.error ?? withdraw.error} />
       {list.data && items.length === 0 ? <Empty>No rate: its routes' costPerPart applies.</Empty> : null}
       {items.length > 0 ? (
         <table aria-label={`Rates of ${name}`}>
@@ -312,6 +319,9 @@ export function Rates({ connectorId, name }: { connectorId: string; name: string
               </th>
               <th scope="col">From</th>
               <th scope="col">Until</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -324,6 +334,19 @@ export function Rates({ connectorId, name }: { connectorId: string; name: string
                 <td class="num">{euros(r.price, 6)}</td>
                 <td>{when(r.validFrom)}</td>
                 <td>{r.validTo ? when(r.validTo) : 'open'}</td>
+                <td>
+                  {Date.parse(r.validFrom) > now ? (
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`Withdraw the rate from ${when(r.validFrom)}`}
+                      disabled={withdraw.busy}
+                      onClick={() => void withdraw.run(r)}
+                    >
+                      Withdraw
+                    </button>
+                  ) : null}
+                </td>
               </tr>
             ))}
           </tbody>
