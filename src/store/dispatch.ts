@@ -4,7 +4,8 @@ import { type Db, type Dialect, inTransaction, type Store } from './db.ts';
 import { lockMessageIds } from './messages.ts';
 import type { DispatchQueueTable } from './schema.ts';
 import { rollupShard } from './rollups.ts';
-import { insertAttempts } from './attempts.ts';
+import { countOutcomes, insertAttempts } from './attempts.ts';
+import { utcDay } from '../domain/dates.ts';
 
 /** The dispatch queue: one row per message waiting to be placed with an operator. */
 
@@ -28,6 +29,8 @@ export interface DispatchOutcomes {
     cost: number | null;
     /** What was charged for it; 0 for a message placed again (it is charged once, counted with its first placement). */
     charged: number;
+    /** What was charged for the message, with its first placement (for a message placed again too). */
+    chargedOnce: number;
     day: string;
     organisationId: string;
     /** The destination country, '' when unknown. */
@@ -92,7 +95,7 @@ export async function recordDispatch(
         true,
       );
     }
-    await insertAttempts(
+    const endedFirst = await insertAttempts(
       trx,
       o.submitted.map((s) => ({
         message_id: s.id,
@@ -108,6 +111,7 @@ export async function recordDispatch(
         ended_at: null,
       })),
     );
+    if (endedFirst.length > 0) await countOutcomes(trx, endedFirst);
     await addToRouteRollups(trx, o.submitted);
     await addToMarginRollups(trx, o.submitted);
     for (const r of o.retries) {
@@ -225,33 +229,66 @@ async function addToRouteRollups(db: Db, placed: DispatchOutcomes['submitted']):
   }
 }
 
-/** What was placed per day, organisation, connector and destination country, with what it cost and was charged. */
+interface MarginSum {
+  key: string;
+  day: string;
+  org: string;
+  connector: string;
+  country: string;
+  messages: number;
+  parts: number;
+  cost: number;
+  charged: number;
+  unknownMessages: number;
+  unknownCharged: number;
+}
+
+/**
+ * What was placed per day, organisation, connector and destination country, with what it cost and was charged. A
+ * message is counted with its first placement; its cost is known when every placement's is. One whose cost is not
+ * known is counted apart (how many, what was charged for them) and none of its costs is in `cost`: when a placement
+ * again has no known cost, the message moves apart with its first placement, and the costs of its earlier placements
+ * come off the rows they were added to.
+ */
 async function addToMarginRollups(db: Db, placed: DispatchOutcomes['submitted']): Promise<void> {
-  const sums = new Map<
-    string,
-    { key: string; day: string; org: string; connector: string; country: string; messages: number; parts: number; cost: number; charged: number }
-  >();
+  const sums = new Map<string, MarginSum>();
+  const sum = (day: string, org: string, connector: string, country: string): MarginSum => {
+    const key = `${day}|${org}|${connector}|${country}`;
+    let s = sums.get(key);
+    if (!s) {
+      s = { key, day, org, connector, country, messages: 0, parts: 0, cost: 0, charged: 0, unknownMessages: 0, unknownCharged: 0 };
+      sums.set(key, s);
+    }
+    return s;
+  };
+  const earlier = await earlierPlacements(db, placed);
   for (const p of placed) {
-    const key = `${p.day}|${p.organisationId}|${p.connector}|${p.country}`;
-    const s = sums.get(key) ?? {
-      key,
-      day: p.day,
-      org: p.organisationId,
-      connector: p.connector,
-      country: p.country,
-      messages: 0,
-      parts: 0,
-      cost: 0,
-      charged: 0,
-    };
-    // A message placed again after a failed delivery is one message, charged once: its new placement adds its cost.
     if (!p.again) {
+      const s = sum(p.day, p.organisationId, p.connector, p.country);
       s.messages++;
       s.parts += p.parts;
+      s.charged += p.charged;
+      if (p.cost !== null) s.cost += p.cost;
+      else {
+        s.unknownMessages++;
+        s.unknownCharged += p.charged;
+      }
+      continue;
     }
-    s.cost += p.cost ?? 0;
-    s.charged += p.charged;
-    sums.set(key, s);
+    // A message placed again after a failed delivery is one message, charged once: its new placement adds its cost.
+    const before = earlier.get(p.id) ?? [];
+    if (before.some((a) => a.cost === null)) continue; // apart already: its costs are not counted
+    if (p.cost !== null) {
+      sum(p.day, p.organisationId, p.connector, p.country).cost += p.cost;
+      continue;
+    }
+    const first = before[0];
+    // Placed before placements were recorded: no first placement to move it from.
+    if (!first) continue;
+    const from = sum(utcDay(first.placedAt), p.organisationId, first.connector, p.country);
+    from.unknownMessages++;
+    from.unknownCharged += p.chargedOnce;
+    for (const a of before) sum(utcDay(a.placedAt), p.organisationId, a.connector, p.country).cost -= a.cost!;
   }
   const shard = rollupShard();
   for (const s of [...sums.values()].sort((a, b) => a.key.localeCompare(b.key))) {
@@ -260,13 +297,40 @@ async function addToMarginRollups(db: Db, placed: DispatchOutcomes['submitted'])
       'margin rollup',
       1,
       (pg) =>
-        `insert into "margin_rollups" ("day", "organisation_id", "connector", "country", "shard", "messages", "parts", "cost", "charged") values (${placeholders(pg, 9)}) ` +
+        `insert into "margin_rollups" ("day", "organisation_id", "connector", "country", "shard", "messages", "parts", "cost", "charged", "unknown_cost_messages", "unknown_cost_charged") values (${placeholders(pg, 11)}) ` +
         'on conflict ("day", "organisation_id", "connector", "country", "shard") do update set "messages" = margin_rollups.messages + "excluded"."messages", ' +
-        '"parts" = margin_rollups.parts + "excluded"."parts", "cost" = margin_rollups.cost + "excluded"."cost", "charged" = margin_rollups.charged + "excluded"."charged"',
-      [s.day, s.org, s.connector, s.country, shard, s.messages, s.parts, s.cost, s.charged],
+        '"parts" = margin_rollups.parts + "excluded"."parts", "cost" = margin_rollups.cost + "excluded"."cost", "charged" = margin_rollups.charged + "excluded"."charged", ' +
+        '"unknown_cost_messages" = margin_rollups.unknown_cost_messages + "excluded"."unknown_cost_messages", ' +
+        '"unknown_cost_charged" = margin_rollups.unknown_cost_charged + "excluded"."unknown_cost_charged"',
+      [s.day, s.org, s.connector, s.country, shard, s.messages, s.parts, s.cost, s.charged, s.unknownMessages, s.unknownCharged],
       true,
     );
   }
+}
+
+/** The earlier placements of the messages placed again among `placed`, first first (read only when there are some). */
+async function earlierPlacements(
+  db: Db,
+  placed: DispatchOutcomes['submitted'],
+): Promise<Map<string, Array<{ attempt: number; connector: string; cost: number | null; placedAt: number }>>> {
+  const out = new Map<string, Array<{ attempt: number; connector: string; cost: number | null; placedAt: number }>>();
+  const again = new Map(placed.filter((p) => p.again).map((p) => [p.id, p.attempt]));
+  if (again.size === 0) return out;
+  const rows = await runByList<{ message_id: string; attempt: number | string; connector: string; cost: number | string | null; placed_at: number | string }>(
+    db,
+    { name: 'earlier placements', column: '"message_id"', chunk: CHUNK },
+    [...again.keys()],
+    (_pg, among) => `select "message_id", "attempt", "connector", "cost", "placed_at" from "message_attempts" where ${among}`,
+  );
+  for (const r of rows) {
+    if (Number(r.attempt) >= again.get(r.message_id)!) continue;
+    const list = out.get(r.message_id) ?? [];
+    if (list.some((a) => a.attempt === Number(r.attempt))) continue; // a list part padded with its last id
+    list.push({ attempt: Number(r.attempt), connector: r.connector, cost: r.cost === null ? null : Number(r.cost), placedAt: Number(r.placed_at) });
+    out.set(r.message_id, list);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.attempt - b.attempt);
+  return out;
 }
 
 /**

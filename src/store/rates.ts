@@ -60,12 +60,17 @@ export interface MarginTotal {
   messages: number;
   parts: number;
   charged: number;
+  /** What the messages whose cost is known cost. */
   cost: number;
+  /** Messages whose cost is not known (no rate, nor route cost, for one of their placements), and what they were charged. */
+  unknownCostMessages: number;
+  unknownCostCharged: number;
 }
 
 /**
  * What was placed from `fromDay` to `toDay` (inclusive) per organisation, connector and country, and per day or month
- * when asked: messages, parts, what was charged for them and what they cost (micro-euros).
+ * when asked: messages, parts, what was charged for them and what they cost (micro-euros), those whose cost is not
+ * known apart.
  */
 export async function marginTotals(
   db: Db,
@@ -88,6 +93,8 @@ export async function marginTotals(
       eb.fn.sum<number>('parts').as('parts'),
       eb.fn.sum<number>('charged').as('charged'),
       eb.fn.sum<number>('cost').as('cost'),
+      eb.fn.sum<number>('unknown_cost_messages').as('unknown_cost_messages'),
+      eb.fn.sum<number>('unknown_cost_charged').as('unknown_cost_charged'),
     ])
     .groupBy(['organisation_id', 'connector', 'country', 'day'])
     .execute();
@@ -105,11 +112,15 @@ export async function marginTotals(
       parts: 0,
       charged: 0,
       cost: 0,
+      unknownCostMessages: 0,
+      unknownCostCharged: 0,
     };
     s.messages += Number(r.messages);
     s.parts += Number(r.parts);
     s.charged += Number(r.charged);
     s.cost += Number(r.cost);
+    s.unknownCostMessages += Number(r.unknown_cost_messages);
+    s.unknownCostCharged += Number(r.unknown_cost_charged);
     sums.set(key, s);
   }
   return [...sums.values()].sort(

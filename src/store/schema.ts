@@ -490,7 +490,11 @@ export interface MarginRollupTable {
   messages: number;
   parts: number;
   charged: number;
+  /** What the messages whose cost is known cost (a message is, when every placement of it has a known cost). */
   cost: number;
+  /** Messages counted here whose cost is not known, and what was charged for them: left out of the margin. */
+  unknown_cost_messages: Generated<number>;
+  unknown_cost_charged: Generated<number>;
 }
 
 /** One placement of a message with an operator, and how its delivery ended (outcome null: no final receipt yet). */

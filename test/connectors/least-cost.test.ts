@@ -213,8 +213,10 @@ forEachDialect('rate tables, least-cost routing and margins', (dialect) => {
     const csv = await request(server, 'GET', `/admin/v1/consumptions/margins?${q}&format=csv`, { key: server.adminKey });
     assert.equal(csv.status, 200);
     assert.match(csv.headers.get('content-type') ?? '', /text\/csv/);
-    assert.ok(csv.text.startsWith('period,organisationId,connector,country,messages,parts,charged,cost,margin,currency'));
-    assert.ok(csv.text.includes(`,${t.organisationId},${name('cheap')},FR,3,3,0.135000,0.090000,0.045000,EUR`), csv.text);
+    assert.ok(
+      csv.text.startsWith('period,organisationId,connector,country,messages,parts,charged,cost,margin,messagesUnknownCost,chargedUnknownCost,currency'),
+    );
+    assert.ok(csv.text.includes(`,${t.organisationId},${name('cheap')},FR,3,3,0.135000,0.090000,0.045000,0,0.000000,EUR`), csv.text);
     assertError(await admin(server, 'GET', '/admin/v1/consumptions/margins?startDate=2026-02-30'), 400, '400.007');
     assertError(await admin(server, 'GET', '/admin/v1/consumptions/margins?startDate=2026-02-02&endDate=2026-02-01'), 400, '400.007');
 
@@ -224,5 +226,108 @@ forEachDialect('rate tables, least-cost routing and margins', (dialect) => {
     assert.doesNotMatch(own.text, /cheap|dearer|"cost"|margin/);
     const customer = await request(server, 'GET', `/admin/v1/consumptions/margins?${q}`, { key: t.key });
     assert.equal(customer.status, 403);
+  });
+
+  test('messages whose cost is not known are counted apart, never as free: the report still adds up against the ledger', async () => {
+    const u = await createTenant(server, { balance: 10 });
+    const sendAs = async (to: string) => {
+      const r = await request(server, 'POST', '/sms/v1/messages', { key: u.key, body: { recipient: { to }, body: { text: 'unknown cost' } } });
+      assert.equal(r.status, 201, r.text);
+      return r.body.messageId as string;
+    };
+    // No rate and no route cost: what these cost is not known. The failing ones report every SMS UNDELIVERED, a
+    // moment after the submit, so each message is placed again through its route's next connector.
+    const unrated = await connector(server, { name: name('unrated'), type: 'SIMULATOR' });
+    const failingRated = await connector(server, { name: name('failing-rated'), type: 'SIMULATOR', failedDeliveryPercent: 100, receiptLatencyMs: 300 });
+    const failingUnrated = await connector(server, { name: name('failing-unrated'), type: 'SIMULATOR', failedDeliveryPercent: 100, receiptLatencyMs: 300 });
+    assert.equal((await admin(server, 'POST', `/admin/v1/connectors/${failingRated}/rates`, { rates: [{ country: 'FR', price: 0.01 }] })).status, 201);
+    const routes = [
+      // Cost never known.
+      await route(server, { name: name('fr unrated'), priority: 1, match: { prefix: '336555' }, connectors: [{ connectorId: unrated }] }),
+      // Known with its first placement, not with its second: the first one's cost comes off.
+      await route(server, {
+        name: name('fr known then not'),
+        priority: 1,
+        match: { prefix: '336556' },
+        connectors: [{ connectorId: failingRated }, { connectorId: unrated }],
+        strategy: 'cost',
+        maxAttempts: 2,
+      }),
+      // Not known with its first placement: its second one's known cost is not counted either.
+      await route(server, {
+        name: name('fr not then known'),
+        priority: 1,
+        match: { prefix: '336557' },
+        connectors: [{ connectorId: failingUnrated }],
+        failover: [{ connectorId: cheap }],
+        maxAttempts: 2,
+      }),
+    ];
+    await routedTo(server, '33655500011', name('unrated'));
+    await routedTo(server, '33655600011', name('failing-rated'));
+    await routedTo(server, '33655700011', name('failing-unrated'));
+    const ids = [
+      await sendAs('33655500011'),
+      await sendAs('33655500012'),
+      await sendAs('33655600011'),
+      await sendAs('33655700011'),
+      await sendAs('33612345678'), // the cheapest route of the first test: cost known
+    ];
+    for (const [i, id] of ids.entries()) assert.equal((await settled(id)).status, 'DELIVERED', `message ${i}`);
+    const placements = async (id: string) =>
+      ((await admin(server, 'GET', `/admin/v1/messages/${id}/attempts`)).body.items as Array<{ connector: string; cost?: { amount: number } }>).map((a) => [
+        a.connector,
+        a.cost?.amount ?? null,
+      ]);
+    assert.deepEqual(await placements(ids[2]!), [
+      [name('failing-rated'), 0.01],
+      [name('unrated'), null],
+    ]);
+    assert.deepEqual(await placements(ids[3]!), [
+      [name('failing-unrated'), null],
+      [name('cheap'), 0.03],
+    ]);
+
+    const period = new Date().toISOString().slice(0, 10);
+    const r = await admin(server, 'GET', `/admin/v1/consumptions/margins?startDate=${period}&endDate=${period}&searchBy[organisationId]=${u.organisationId}`);
+    assert.equal(r.status, 200, r.text);
+    type Line = { connector: string; messages: number; charged: { amount: number }; cost: { amount: number }; margin: { amount: number } } & {
+      messagesUnknownCost: number;
+      chargedUnknownCost: { amount: number };
+    };
+    const micro = (e: { amount: number }) => Math.round(e.amount * 1_000_000);
+    const figures = (i: Line) => [i.messages, micro(i.charged), micro(i.cost), i.messagesUnknownCost, micro(i.chargedUnknownCost), micro(i.margin)];
+    const by = new Map((r.body.items as Line[]).map((i) => [i.connector, figures(i)]));
+    assert.deepEqual(
+      by,
+      new Map([
+        // messages, charged, cost, messages of unknown cost, charged for them, margin (micro-euros)
+        [name('cheap'), [1, 45_000, 30_000, 0, 0, 15_000]],
+        [name('failing-rated'), [1, 45_000, 0, 1, 45_000, 0]],
+        [name('failing-unrated'), [1, 45_000, 0, 1, 45_000, 0]],
+        [name('unrated'), [2, 90_000, 0, 2, 90_000, 0]],
+      ]),
+    );
+    const totals = r.body.totals as Line;
+    assert.deepEqual(figures(totals), [5, 225_000, 30_000, 4, 180_000, 15_000]);
+    // What the ledger took is what the report says was charged, to the micro-euro, those of unknown cost included.
+    const ledger = await db()
+      .selectFrom('ledger')
+      .select((eb) => eb.fn.sum<number>('amount').as('sum'))
+      .where('organisation_id', '=', u.organisationId)
+      .executeTakeFirstOrThrow();
+    assert.equal(10_000_000 - Number(ledger.sum), micro(totals.charged));
+    assert.equal(micro(totals.margin), micro(totals.charged) - micro(totals.chargedUnknownCost) - micro(totals.cost));
+
+    const csv = await request(
+      server,
+      'GET',
+      `/admin/v1/consumptions/margins?startDate=${period}&endDate=${period}&searchBy[organisationId]=${u.organisationId}&format=csv`,
+      {
+        key: server.adminKey,
+      },
+    );
+    assert.ok(csv.text.includes(`,${u.organisationId},${name('unrated')},FR,2,2,0.090000,0.000000,0.000000,2,0.090000,EUR`), csv.text);
+    for (const id of routes) await admin(server, 'DELETE', `/admin/v1/routes/${id}`);
   });
 });

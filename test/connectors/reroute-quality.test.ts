@@ -14,8 +14,7 @@ forEachDialect('re-routing on a failed delivery, and route quality', (dialect) =
     server = await startTestServer(dialect);
     t = await createTenant(server, { balance: 10 });
     // A network in trouble: every SMS it takes is reported UNDELIVERED / OPERATOR_ERROR.
-    // Receipts a moment after the submit, as an operator's come: after the placement is recorded (one that comes
-    // before is not counted in the quality figures, see docs/routing.md).
+    // Receipts a moment after the submit, as an operator's come.
     failing = await connector(server, { name: name('failing'), type: 'SIMULATOR', failedDeliveryPercent: 100, receiptLatencyMs: 300 });
     good = await connector(server, { name: name('good'), type: 'SIMULATOR', receiptLatencyMs: 300 });
     assert.equal((await admin(server, 'POST', `/admin/v1/connectors/${failing}/rates`, { rates: [{ country: 'FR', price: 0.01 }] })).status, 201);

@@ -497,6 +497,7 @@ describe('console in a browser', { skip, timeout: 300_000 }, () => {
     await go('/admin/margins');
     await assertLabelled('margins');
     const fmt = (n: number) => `${n.toLocaleString('en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 6 })} €`;
+    const unknown = (u: any) => (u.messagesUnknownCost === 0 ? '—' : `${u.messagesUnknownCost} (${fmt(u.chargedUnknownCost.amount)} charged)`);
     const line = page.locator(`tr[data-organisation="${tenant.organisationId}"][data-connector="simulator"][data-country="FR"]`);
     await line.getByText('Acme', { exact: true }).waitFor();
     assert.deepEqual(await line.locator('td.num').allTextContents(), [
@@ -505,6 +506,7 @@ describe('console in a browser', { skip, timeout: 300_000 }, () => {
       fmt(mine.charged.amount),
       fmt(mine.cost.amount),
       fmt(mine.margin.amount),
+      unknown(mine),
     ]);
     const totals = page.getByTestId('margin-totals');
     assert.deepEqual(await totals.locator('td.num').allTextContents(), [
@@ -513,12 +515,13 @@ describe('console in a browser', { skip, timeout: 300_000 }, () => {
       fmt(report.totals.charged.amount),
       fmt(report.totals.cost.amount),
       fmt(report.totals.margin.amount),
+      unknown(report.totals),
     ]);
     await shot('operator-margins');
     // The CSV export is the server's own, saved from the page.
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const csv = readFileSync((await download.path())!, 'utf8');
-    assert.match(csv, /^period,organisationId,connector,country,messages,parts,charged,cost,margin,currency/);
+    assert.match(csv, /^period,organisationId,connector,country,messages,parts,charged,cost,margin,messagesUnknownCost,chargedUnknownCost,currency/);
     assert.ok(csv.includes(`${mine.period},${tenant.organisationId},simulator,FR,${mine.messages},${mine.parts},`), csv);
     // By month: one row a month.
     await page.getByLabel('Period').selectOption('month');
@@ -575,6 +578,25 @@ describe('console in a browser', { skip, timeout: 300_000 }, () => {
     await rates.locator('tr', { hasText: 'BE' }).getByText('0.05 €').waitFor();
     assert.equal(await count(), 2);
     await shot('operator-connector-rates');
+    // A rate not in force yet may be withdrawn, once confirmed; the one in force may not.
+    assert.equal(
+      await rates
+        .locator('tr', { hasText: 'FR' })
+        .getByRole('button', { name: /^Withdraw/ })
+        .count(),
+      0,
+    );
+    const withdraw = rates.locator('tr', { hasText: 'BE' }).getByRole('button', { name: /^Withdraw the rate from / });
+    page.once('dialog', (d) => void d.dismiss());
+    await withdraw.click();
+    assert.equal(await count(), 2, 'nothing withdrawn unless confirmed');
+    page.once('dialog', (d) => {
+      assert.match(d.message(), /^Withdraw the rate of 0\.05 € a part from .*2099/);
+      void d.accept();
+    });
+    await withdraw.click();
+    await rates.locator('tr', { hasText: 'BE' }).waitFor({ state: 'detached' });
+    assert.equal(await count(), 1);
 
     // The customer alone (its key only, in a tab of its own) sees neither connector nor cost on the same message.
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });

@@ -58,6 +58,7 @@ forEachDialect('dispatch record lock order', (dialect) => {
       parts: 1,
       cost: 0,
       charged: 0,
+      chargedOnce: 0,
       day: '2026-11-28',
       organisationId: 'org',
       country: 'FR',

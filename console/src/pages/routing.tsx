@@ -13,7 +13,10 @@ function useOrganisationNames(): Map<string, string> {
   return new Map((orgs.data?.items ?? []).map((o: any) => [o.organisationId, o.name]));
 }
 
-/** What each organisation's traffic was charged, what it cost through each connector, and the margin. */
+/**
+ * What each organisation's traffic was charged, what it cost through each connector, and the margin; messages whose
+ * cost is not known apart, not counted as free.
+ */
 export function Margins() {
   const today = new Date();
   const [form, setForm] = useState({ period: 'day', startDate: `${isoDay(today).slice(0, 7)}-01`, endDate: isoDay(today), connector: '', country: '' });
@@ -106,6 +109,9 @@ export function Margins() {
               <th scope="col" class="num">
                 Margin
               </th>
+              <th scope="col" class="num" title="Messages whose cost is not known (no rate in force), and what they were charged: not in cost nor margin">
+                Cost unknown
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -120,6 +126,7 @@ export function Margins() {
                 <td class="num">{euros(i.charged.amount, 6)}</td>
                 <td class="num">{euros(i.cost.amount, 6)}</td>
                 <td class={`num${i.margin.amount < 0 ? ' loss' : ''}`}>{euros(i.margin.amount, 6)}</td>
+                <UnknownCost of={i} />
               </tr>
             ))}
           </tbody>
@@ -134,12 +141,22 @@ export function Margins() {
                 <td class="num">{euros(t.charged.amount, 6)}</td>
                 <td class="num">{euros(t.cost.amount, 6)}</td>
                 <td class={`num${t.margin.amount < 0 ? ' loss' : ''}`}>{euros(t.margin.amount, 6)}</td>
+                <UnknownCost of={t} />
               </tr>
             </tfoot>
           ) : null}
         </table>
       </div>
     </Page>
+  );
+}
+
+/** Messages of a row whose cost is not known, and what they were charged: left out of its cost and margin. */
+function UnknownCost({ of }: { of: { messagesUnknownCost: number; chargedUnknownCost: { amount: number } } }) {
+  return (
+    <td class="num" data-unknown-cost={of.messagesUnknownCost}>
+      {of.messagesUnknownCost === 0 ? '—' : `${of.messagesUnknownCost} (${euros(of.chargedUnknownCost.amount, 6)} charged)`}
+    </td>
   );
 }
 
@@ -277,10 +294,17 @@ export function Rates({ connectorId, name }: { connectorId: string; name: string
     setCsv('');
     list.reload();
   });
+  // A rate not in force yet may be withdrawn; one in force or past stays (costs were recorded with it).
+  const withdraw = useAction(async (r: any) => {
+    if (!confirm(`Withdraw the rate of ${euros(r.price, 6)} a part from ${when(r.validFrom)}? It will not come into force.`)) return;
+    await call('DELETE', `/admin/v1/connectors/${connectorId}/rates/${r.rateId}`, { admin: true });
+    list.reload();
+  });
   const items: any[] = list.data?.items ?? [];
+  const now = Date.now();
   return (
     <div class="rates">
-      <ErrorBox error={list.error} />
+      <ErrorBox error={list.error ?? withdraw.error} />
       {list.data && items.length === 0 ? <Empty>No rate: its routes' costPerPart applies.</Empty> : null}
       {items.length > 0 ? (
         <table aria-label={`Rates of ${name}`}>
@@ -295,6 +319,9 @@ export function Rates({ connectorId, name }: { connectorId: string; name: string
               </th>
               <th scope="col">From</th>
               <th scope="col">Until</th>
+              <th scope="col">
+                <span class="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -307,6 +334,19 @@ export function Rates({ connectorId, name }: { connectorId: string; name: string
                 <td class="num">{euros(r.price, 6)}</td>
                 <td>{when(r.validFrom)}</td>
                 <td>{r.validTo ? when(r.validTo) : 'open'}</td>
+                <td>
+                  {Date.parse(r.validFrom) > now ? (
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`Withdraw the rate from ${when(r.validFrom)}`}
+                      disabled={withdraw.busy}
+                      onClick={() => void withdraw.run(r)}
+                    >
+                      Withdraw
+                    </button>
+                  ) : null}
+                </td>
               </tr>
             ))}
           </tbody>

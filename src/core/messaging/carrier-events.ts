@@ -1,5 +1,5 @@
-import { decideReceipt, hourOf, voiceBillingUnits } from '../../domain/delivery.ts';
-import { addQuality, type QualityDelta, settleAttempts } from '../../store/attempts.ts';
+import { decideReceipt, voiceBillingUnits } from '../../domain/delivery.ts';
+import { countOutcomes, settleAttempts, settleEarly } from '../../store/attempts.ts';
 import { backoffDelay } from '../../domain/retry.ts';
 import { uuidv7 } from '../../domain/ids.ts';
 import type { CarrierEvent, InboundEvent, ReceiptEvent } from '../ports.ts';
@@ -148,8 +148,8 @@ export class CarrierEvents {
 
   /**
    * Ends each placement a final receipt reports on, and adds it to its connector's delivery counters for the
-   * destination network and hour: a receipt repeated ends nothing and counts nowhere. Delivered and UNDELIVERED count
-   * (UNDELIVERABLE is the number's doing, not the network's).
+   * destination network and hour: a receipt repeated ends nothing and counts nowhere. One that came before its
+   * placement was recorded ends it when it is, and counts then.
    */
   private async recordOutcomes(matched: Array<{ r: ReceiptEvent; id: string }>): Promise<void> {
     const finals = matched
@@ -158,19 +158,14 @@ export class CarrierEvents {
     if (finals.length === 0) return;
     await inTransaction(this.store, async (trx) => {
       const settled = await settleAttempts(trx, finals);
-      const deltas = new Map<string, QualityDelta>();
-      for (const s of settled) {
-        if (s.outcome === 'UNDELIVERABLE') continue;
-        const bucket = hourOf(s.at);
-        const key = `${s.connector}|${s.network}|${bucket}`;
-        const d = deltas.get(key) ?? { connector: s.connector, network: s.network, bucket, delivered: 0, failed: 0, deliveredMs: 0 };
-        if (s.outcome === 'DELIVERED') {
-          d.delivered++;
-          d.deliveredMs += Math.max(0, s.at - s.placedAt);
-        } else d.failed++;
-        deltas.set(key, d);
-      }
-      if (deltas.size > 0) await addQuality(trx, [...deltas.values()]);
+      const ended = new Set(settled.map((s) => `${s.messageId}|${s.connector}`));
+      settled.push(
+        ...(await settleEarly(
+          trx,
+          finals.filter((f) => !ended.has(`${f.messageId}|${f.connector}`)),
+        )),
+      );
+      await countOutcomes(trx, settled);
     });
   }
 

@@ -270,6 +270,7 @@ export class Dispatch {
           parts: m.part_count,
           cost: o.costPerPart === null ? null : o.costPerPart * m.part_count,
           charged: again ? 0 : m.charged,
+          chargedOnce: m.charged,
           day: utcDay(now),
           organisationId: m.organisation_id,
           country: m.country ?? '',

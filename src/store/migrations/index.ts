@@ -41,6 +41,7 @@ import * as privacyControls from './046-privacy-controls.ts';
 import * as auditLog from './047-audit-log.ts';
 import * as users from './049-users.ts';
 import * as singleSignOn from './050-single-sign-on.ts';
+import * as marginUnknownCosts from './051-margin-unknown-costs.ts';
 
 /** Applied in key order; never rename or edit a migration that has shipped, add a new one. */
 export const migrations: Record<string, Migration> = {
@@ -86,6 +87,7 @@ export const migrations: Record<string, Migration> = {
   '047-audit-log': auditLog,
   '049-users': users,
   '050-single-sign-on': singleSignOn,
+  '051-margin-unknown-costs': marginUnknownCosts,
 };
 
 /**

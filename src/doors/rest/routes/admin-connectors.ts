@@ -245,6 +245,9 @@ const MarginQuery = Type.Object({
 
 const Eur = Type.Object({ amount: Type.Number(), currency: Type.String() });
 
+/** The margin over the messages whose cost is known, micro-euros. */
+const marginOf = (t: { charged: number; cost: number; unknownCostCharged: number }): number => t.charged - t.unknownCostCharged - t.cost;
+
 const AttemptOut = Type.Object({
   attempt: Type.Integer(),
   connector: Type.String(),
@@ -284,11 +287,23 @@ const MarginOut = Type.Object({
       messages: Type.Integer(),
       parts: Type.Integer(),
       charged: Eur,
-      cost: Eur,
-      margin: Eur,
+      cost: Type.Object(Eur.properties, { description: 'What the messages whose cost is known cost' }),
+      margin: Type.Object(Eur.properties, { description: 'charged − chargedUnknownCost − cost: over the messages whose cost is known' }),
+      messagesUnknownCost: Type.Integer({
+        description: 'Messages whose cost is not known (no rate in force for a connector and destination, nor a route cost): not in cost nor margin',
+      }),
+      chargedUnknownCost: Type.Object(Eur.properties, { description: 'What was charged for the messages whose cost is not known (in charged)' }),
     }),
   ),
-  totals: Type.Object({ messages: Type.Integer(), parts: Type.Integer(), charged: Eur, cost: Eur, margin: Eur }),
+  totals: Type.Object({
+    messages: Type.Integer(),
+    parts: Type.Integer(),
+    charged: Eur,
+    cost: Eur,
+    margin: Eur,
+    messagesUnknownCost: Type.Integer(),
+    chargedUnknownCost: Eur,
+  }),
 });
 
 const ConsumptionQuery = Type.Object({
@@ -720,7 +735,7 @@ export function adminConnectorRoutes(app: FastifyInstance, services: Services): 
         security,
         summary: 'Margins: per organisation, connector, country and period, what was charged and what it cost',
         description:
-          'From the placements (a message placed again after a failed delivery counts once, its cost each time). `format=csv` answers text/csv. Amounts are exact to the micro-euro.',
+          'From the placements (a message placed again after a failed delivery counts once, its cost each time). A message whose cost is not known (no rate in force for one of its placements, nor a route cost) is counted in `messagesUnknownCost` and `chargedUnknownCost`, not in `cost` nor `margin`: margin = charged − chargedUnknownCost − cost. `format=csv` answers text/csv. Amounts are exact to the micro-euro.',
         querystring: MarginQuery,
         response: { 200: MarginOut, ...errorResponses(400, 401, 403) },
       },
@@ -745,7 +760,22 @@ export function adminConnectorRoutes(app: FastifyInstance, services: Services): 
         per,
       );
       if (q.format === 'csv') {
-        const rows: unknown[][] = [['period', 'organisationId', 'connector', 'country', 'messages', 'parts', 'charged', 'cost', 'margin', 'currency']];
+        const rows: unknown[][] = [
+          [
+            'period',
+            'organisationId',
+            'connector',
+            'country',
+            'messages',
+            'parts',
+            'charged',
+            'cost',
+            'margin',
+            'messagesUnknownCost',
+            'chargedUnknownCost',
+            'currency',
+          ],
+        ];
         for (const i of items)
           rows.push([
             i.period,
@@ -756,7 +786,9 @@ export function adminConnectorRoutes(app: FastifyInstance, services: Services): 
             i.parts,
             euroText(i.charged),
             euroText(i.cost),
-            euroText(i.charged - i.cost),
+            euroText(marginOf(i)),
+            i.unknownCostMessages,
+            euroText(i.unknownCostCharged),
             'EUR',
           ]);
         return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="margins-${start}-${end}.csv"`).send(toCsv(rows));
@@ -774,14 +806,18 @@ export function adminConnectorRoutes(app: FastifyInstance, services: Services): 
           parts: i.parts,
           charged: eur(i.charged),
           cost: eur(i.cost),
-          margin: eur(i.charged - i.cost),
+          margin: eur(marginOf(i)),
+          messagesUnknownCost: i.unknownCostMessages,
+          chargedUnknownCost: eur(i.unknownCostCharged),
         })),
         totals: {
           messages: sum((i) => i.messages),
           parts: sum((i) => i.parts),
           charged: eur(sum((i) => i.charged)),
           cost: eur(sum((i) => i.cost)),
-          margin: eur(sum((i) => i.charged - i.cost)),
+          margin: eur(sum(marginOf)),
+          messagesUnknownCost: sum((i) => i.unknownCostMessages),
+          chargedUnknownCost: eur(sum((i) => i.unknownCostCharged)),
         },
       };
     },
