@@ -188,12 +188,18 @@ export class CampaignService {
 
   /** A campaign of one of these channels; 404 for any other. */
   async get(id: string, channelIds: string[]): Promise<Campaign> {
-    const campaign = await findCampaign(this.store.db, id);
-    if (!campaign || !channelIds.includes(campaign.channel_id)) fail('NOT_FOUND', `campaign ${id} not found`);
+    const campaign = await this.row(id, channelIds);
     const counts = await countCampaignsByStatus(this.store.db, [campaign]);
     const clicks = await countClicksByCampaign(this.store.db, [id]);
     const links = await countLinksByCampaign(this.store.db, [id]);
     return { campaign, counts: counts.get(id) ?? {}, clicks: clicks.get(id) ?? 0, links: links.get(id) ?? NO_LINKS };
+  }
+
+  /** The campaign alone, without its counts (a read of every message of it): for what changes it or adds to it. */
+  private async row(id: string, channelIds: string[]): Promise<CampaignRow> {
+    const campaign = await findCampaign(this.store.db, id);
+    if (!campaign || !channelIds.includes(campaign.channel_id)) fail('NOT_FOUND', `campaign ${id} not found`);
+    return campaign;
   }
 
   /** Newest first. */
@@ -217,7 +223,7 @@ export class CampaignService {
    * which fails if the campaign was cancelled or moved meanwhile.
    */
   async addMessage(id: string, channel: Channel, channelIds: string[], send: SendIntoCampaign, now = Date.now()): Promise<MessageRow> {
-    const { campaign } = await this.get(id, channelIds);
+    const campaign = await this.row(id, channelIds);
     if (campaign.channel_id !== channel.id) {
       fail('FORBIDDEN_CHANNEL', `campaign ${id} belongs to another channel; a key sends only on its own channel`);
     }
@@ -240,7 +246,7 @@ export class CampaignService {
     if (change.sentDate === undefined && change.refClient === undefined && change.body === undefined) {
       fail('INVALID_REQUEST', 'nothing to change: give sentDate, refClient or body');
     }
-    const { campaign } = await this.get(id, channelIds);
+    const campaign = await this.row(id, channelIds);
     assertScheduled(campaign, now);
     // Everything that reads outside the transaction comes first: on SQLite the transaction holds the only connection.
     const channel = await this.messaging.channel(campaign.channel_id);
@@ -283,7 +289,7 @@ export class CampaignService {
 
   /** Cancels a scheduled campaign: it and its scheduled messages, CANCELLED and refunded, in one transaction. */
   async cancel(id: string, channelIds: string[], now = Date.now()): Promise<Campaign> {
-    const { campaign } = await this.get(id, channelIds);
+    const campaign = await this.row(id, channelIds);
     assertScheduled(campaign, now);
     await inTransaction(this.store, async (trx) => {
       const locked = await this.lockForChange(trx, campaign, true);
