@@ -48,9 +48,12 @@ if (!args.has('--if-stale') || stale) {
   utimesSync(STAMP, now, now);
 }
 if (!args.has('--server')) {
-  // The SDK (packages/sdk/dist): its JavaScript and declarations, with the generated types beside them.
+  // The SDK (packages/sdk/dist): its JavaScript and declarations, with the generated types beside them. The container
+  // image's build has only what the server needs (.dockerignore), and no SDK to build.
   const sdk = join('packages', 'sdk');
-  run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', join(sdk, 'tsconfig.json')]);
-  copyFileSync(join(sdk, 'src', 'schema.d.ts'), join(sdk, 'dist', 'schema.d.ts'));
+  if (existsSync(join(sdk, 'tsconfig.json'))) {
+    run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', join(sdk, 'tsconfig.json')]);
+    copyFileSync(join(sdk, 'src', 'schema.d.ts'), join(sdk, 'dist', 'schema.d.ts'));
+  }
   run('npm', ['run', '--silent', 'build:console']);
 }
