@@ -138,6 +138,39 @@ forEachDialect('@tern/sdk', (dialect) => {
     assert.throws(() => verifyWebhook(secret, delivery.headers, delivery.body, { now: later }), /too far from now/);
   });
 
+  test('RCS, one-time passwords, lookup, balance and a transfer', async () => {
+    const rcsTenant = await createTenant(server, { balance: 10, type: 'RCS' });
+    const rcs = new Tern({ baseUrl: server.url, apiKey: rcsTenant.key });
+    assert.equal((await rcs.rcs.capability('33612345678')).capable, true);
+    const card = await rcs.rcs.send({
+      recipient: { to: '33612345678' },
+      body: { type: 'TEXT', text: 'rich hello', suggestions: [{ type: 'REPLY', text: 'Yes', postbackData: 'yes' }] },
+    });
+    assert.equal((await rcs.rcs.get(card.messageId)).messageId, card.messageId);
+
+    const otp = await tern.otp.send({ recipient: { to: '33612345671' } });
+    assert.equal((await tern.otp.get(otp.otpId)).status, 'PENDING');
+    assert.notEqual((await tern.otp.check(otp.otpId, { code: '000000' })).status, 'APPROVED');
+
+    const lookup = await tern.lookup('33612345678');
+    assert.equal(lookup.valid, true);
+    assert.equal(lookup.isoCountryCode, 'FR');
+
+    const parent = await createTenant(server, { balance: 50, name: 'parent' });
+    const child = await createTenant(server, { parentOrganisationId: parent.organisationId, name: 'child' });
+    const funds = new Tern({ baseUrl: server.url, apiKey: parent.key });
+    const before = await funds.organisations.balance(parent.organisationId);
+    const transfer = await funds.organisations.transfer(parent.organisationId, {
+      organisationDestination: { organisationId: child.organisationId },
+      amount: 5,
+    });
+    assert.equal(transfer.amount, 5);
+    assert.equal((await funds.organisations.balance(parent.organisationId)).amount, before.amount - 5);
+    const transfers = [];
+    for await (const tr of funds.organisations.transfers(parent.organisationId)) transfers.push(tr.transferId);
+    assert.deepEqual(transfers, [transfer.transferId]);
+  });
+
   test('bad input is a typed error, not tried again', async () => {
     const counting = countingFetch();
     const client = new Tern({ baseUrl: server.url, apiKey: t.key, fetch: counting.fetch });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { apiError, errorBodyOf, TernConnectionError } from './errors.ts';
 import { items, type Page, type PageOptions, pages } from './pagination.ts';
 import { DEFAULT_RETRY, retryableStatus, retryAfterMs, retryDelayMs, type RetryOptions } from './retry.ts';
-import type { Answer, AnswerOf, Body, MethodsOf, OperationOf, paths, Query, RequestInput } from './types.ts';
+import type { Answer, AnswerOf, Body, MethodsOf, OperationOf, paths, Query, RcsMessage, RequestInput } from './types.ts';
 
 export interface TernOptions {
   /** Where Tern answers, e.g. `https://tern.example.com` (no trailing path). */
@@ -163,7 +163,7 @@ export class Tern {
 
   readonly rcs = {
     /** Sends one RCS message: text, a rich card, a carousel, suggestions; an SMS fallback when the handset has no RCS. */
-    send: (message: Body<'createRcsMessage'>, options: SendOptions = {}): Promise<Answer<'createRcsMessage'>> =>
+    send: (message: RcsMessage, options: SendOptions = {}): Promise<Answer<'createRcsMessage'>> =>
       this.#send('/rcs/v1/messages', { body: message }, options.idempotencyKey) as Promise<Answer<'createRcsMessage'>>,
     get: (id: string): Promise<Answer<'getRcsMessage'>> => this.request('get', '/rcs/v1/messages/{id}', { path: { id } }),
     list: (query: Query<'listRcsMessages'> = {}): Promise<Answer<'listRcsMessages'>> => this.request('get', '/rcs/v1/messages', { query }),
@@ -218,7 +218,7 @@ export class Tern {
         ...options,
       }),
     replay: (id: string): Promise<Answer<'replayCommonsWebhooksDelivery'>> =>
-      this.request('post', '/commons/v1/webhooks/deliveries/{id}/replay', { path: { id } } as never),
+      this.request('post', '/commons/v1/webhooks/deliveries/{id}/replay', { path: { id } }),
     /** The channel's signing secret(s), for verifyWebhook. */
     secret: (channelId: string): Promise<Answer<'getCommonsChannelWebhookSecret'>> =>
       this.request('get', '/commons/v1/channels/{id}/webhook-secret', { path: { id: channelId } }),
