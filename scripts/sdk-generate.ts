@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { createApp } from '../src/app/index.ts';
 import { loadConfig } from '../src/config/index.ts';
 import { createLogger } from '../src/log-redaction.ts';
-// @ts-expect-error: a JavaScript module of the SDK's workspace, with no declarations
 import { schemaSource } from '../packages/sdk/scripts/schema-source.mjs';
 
 const target = fileURLToPath(new URL('../packages/sdk/src/schema.d.ts', import.meta.url));
@@ -35,7 +34,7 @@ try {
   } finally {
     await app.stop();
   }
-  const source: string = await schemaSource(document);
+  const source = await schemaSource(document);
   let before = '';
   try {
     before = readFileSync(target, 'utf8');
