@@ -61,3 +61,33 @@ test('a 503 is tried again for a send with its key, and its key is the same on e
     server.close();
   }
 });
+
+test('a caller’s signal ends the wait for Retry-After', async () => {
+  let requests = 0;
+  const server = createServer((req, res) => {
+    requests++;
+    req.resume();
+    res
+      .writeHead(429, { 'content-type': 'application/json', 'retry-after': '30' })
+      .end(JSON.stringify({ errorCode: '429.001', message: 'Too many requests', detail: 'x' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const controller = new AbortController();
+    const waits: number[] = [];
+    const tern = new Tern({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: 'k',
+      onRetry: (e) => {
+        waits.push(e.delayMs);
+        // Once the wait has begun.
+        setImmediate(() => controller.abort(new Error('the caller gave up')));
+      },
+    });
+    await assert.rejects(tern.request('get', '/sms/v1/messages', { signal: controller.signal }), /the caller gave up/);
+    assert.deepEqual(waits, [30_000]);
+    assert.equal(requests, 1);
+  } finally {
+    server.close();
+  }
+});
