@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run build`: src/ compiled to dist/ (tsconfig.build.json) beside the modules that are JavaScript already (the
-// worker threads' entries), then the console (console/dist).
+// worker threads' entries), then the SDK (packages/sdk/dist) and the console (console/dist).
 //
 // `--server`: only dist/. `--if-stale`: only when a file of src/ (or a tsconfig) is newer than the last build, so
 // `npm start` after an edit runs what was edited and costs nothing when nothing was.
@@ -47,4 +47,13 @@ if (!args.has('--if-stale') || stale) {
   const now = new Date();
   utimesSync(STAMP, now, now);
 }
-if (!args.has('--server')) run('npm', ['run', '--silent', 'build:console']);
+if (!args.has('--server')) {
+  // The SDK (packages/sdk/dist): its JavaScript and declarations, with the generated types beside them. The container
+  // image's build has only what the server needs (.dockerignore), and no SDK to build.
+  const sdk = join('packages', 'sdk');
+  if (existsSync(join(sdk, 'tsconfig.json'))) {
+    run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', join(sdk, 'tsconfig.json')]);
+    copyFileSync(join(sdk, 'src', 'schema.d.ts'), join(sdk, 'dist', 'schema.d.ts'));
+  }
+  run('npm', ['run', '--silent', 'build:console']);
+}
