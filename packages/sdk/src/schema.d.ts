@@ -387,7 +387,7 @@ export interface paths {
         };
         /**
          * Margins: per organisation, connector, country and period, what was charged and what it cost
-         * @description From the placements (a message placed again after a failed delivery counts once, its cost each time). `format=csv` answers text/csv. Amounts are exact to the micro-euro.
+         * @description From the placements (a message placed again after a failed delivery counts once, its cost each time). A message whose cost is not known (no rate in force for one of its placements, nor a route cost) is counted in `messagesUnknownCost` and `chargedUnknownCost`, not in `cost` nor `margin`: margin = charged − chargedUnknownCost − cost. `format=csv` answers text/csv. Amounts are exact to the micro-euro.
          */
         get: operations["listAdminConsumptionsMargins"];
         put?: never;
@@ -6931,11 +6931,20 @@ export interface operations {
                                 amount: number;
                                 currency: string;
                             };
+                            /** @description What the messages whose cost is known cost */
                             cost: {
                                 amount: number;
                                 currency: string;
                             };
+                            /** @description charged − chargedUnknownCost − cost: over the messages whose cost is known */
                             margin: {
+                                amount: number;
+                                currency: string;
+                            };
+                            /** @description Messages whose cost is not known (no rate in force for a connector and destination, nor a route cost): not in cost nor margin */
+                            messagesUnknownCost: number;
+                            /** @description What was charged for the messages whose cost is not known (in charged) */
+                            chargedUnknownCost: {
                                 amount: number;
                                 currency: string;
                             };
@@ -6952,6 +6961,11 @@ export interface operations {
                                 currency: string;
                             };
                             margin: {
+                                amount: number;
+                                currency: string;
+                            };
+                            messagesUnknownCost: number;
+                            chargedUnknownCost: {
                                 amount: number;
                                 currency: string;
                             };
