@@ -2,14 +2,18 @@
  * What the OpenAPI document says beyond the route schemas, so that a generator turns it into a good client:
  * - an `operationId` on every operation, `verbNoun` from its method and path (stable while the path is), unique;
  * - the error answers every operation can give: 400 (a parameter or body), 401 and 403 (a key), 404 (an id in the
- *   path), 409 (an Idempotency-Key still in progress), 429 and 503 with `Retry-After`;
+ *   path), 409 (an Idempotency-Key still in progress), 429 and 503 with `Retry-After`, besides those the route declares
+ *   (a test calls every operation and checks that what it answers is documented);
  * - the `Idempotency-Key` header on the sends that honour it, `X-Request-Id` on every answer, the `RateLimit-*`
  *   headers on every authenticated answer;
  * - `SentMessage`, the message object of a send's answer, where `status` is always set (only received messages have
- *   none), and examples on the most used operations (openapi-examples.ts).
+ *   none);
+ * - examples on every operation: hand-written ones on the most used (openapi-examples.ts), made from the schemas and
+ *   shared sample values on the others (openapi-samples.ts).
  * It only adds to what the routes declare: an operation's own `operationId`, answers and headers win.
  */
-import { EXAMPLES, type OperationExample } from './openapi-examples.ts';
+import { EXAMPLES, LEGACY_ANSWERS, MESSAGE_EXAMPLES, type OperationExample } from './openapi-examples.ts';
+import { Sampler } from './openapi-samples.ts';
 
 type Json = Record<string, any>;
 
@@ -124,6 +128,7 @@ const IDEMPOTENCY_KEY: Json = {
   description:
     'Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
+  example: 'order-42-send',
 };
 
 const ERRORS: Record<string, string> = {
@@ -154,6 +159,7 @@ export function enrichOpenApi(doc: Json): Json {
   doc.components ??= {};
   doc.components.headers = { ...HEADERS, ...doc.components.headers };
   addSentMessage(doc);
+  const sampler = new Sampler(doc);
   const taken = new Map<string, string>();
   for (const [path, item] of Object.entries(doc.paths ?? {}) as Array<[string, Json]>) {
     const legacy = path.startsWith('/http/');
@@ -176,7 +182,8 @@ export function enrichOpenApi(doc: Json): Json {
       const statuses = [
         ...(hasInput ? ['400'] : []),
         ...(authenticated ? ['401', '403', '429'] : []),
-        ...(path.includes('{') ? ['404'] : []),
+        // An id in the path may name nothing (a number in the path is looked up, not found: the route says when it can 404).
+        ...(/\{[A-Za-z]*[iI]d\}/.test(path) ? ['404'] : []),
         ...(idempotent ? ['409'] : []),
         ...(authenticated || path.startsWith('/readyz') ? ['503'] : []),
       ];
@@ -191,7 +198,9 @@ export function enrichOpenApi(doc: Json): Json {
       }
       if (idempotent) {
         op.parameters ??= [];
-        if (!op.parameters.some((p: Json) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key')) op.parameters.push(IDEMPOTENCY_KEY);
+        const declared = (op.parameters as Json[]).find((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+        if (declared) declared.example ??= IDEMPOTENCY_KEY.example;
+        else op.parameters.push(IDEMPOTENCY_KEY);
       }
       // A send answers the message it made: its status is set.
       if (idempotent && op.responses['201']?.content?.['application/json']?.schema?.$ref === '#/components/schemas/Message') {
@@ -199,6 +208,7 @@ export function enrichOpenApi(doc: Json): Json {
       }
       const example = EXAMPLES[`${method.toUpperCase()} ${path}`];
       if (example) addExample(op, example);
+      addSampleExamples(op, path, sampler);
     }
   }
   return doc;
@@ -224,5 +234,46 @@ function addExample(op: Json, example: OperationExample): void {
   if (example.response) {
     const answer = op.responses?.[example.response.status]?.content?.['application/json'];
     if (answer && answer.example === undefined) answer.example = example.response.body;
+  }
+}
+
+/** The name of a path parameter as the samples know it: `{id}` after `messages` is a `messageId`. */
+function parameterName(path: string, name: string): string {
+  if (name !== 'id') return name;
+  const segments = path.split('/');
+  const before = segments[segments.indexOf('{id}') - 1] ?? '';
+  const noun = pascal(singular(before));
+  return `${noun[0]?.toLowerCase() ?? ''}${noun.slice(1)}Id`;
+}
+
+/** Examples from the schemas (openapi-samples.ts) where the operation has none: parameters, body, success answer. */
+function addSampleExamples(op: Json, path: string, sampler: Sampler): void {
+  const type = /^\/(rcs|voice)\//.exec(path)?.[1]?.toUpperCase() ?? 'SMS';
+  const message = MESSAGE_EXAMPLES[type]!;
+  const channel = message.channel as Json;
+  sampler.forOperation(
+    path.replace(/\{id\}/, `{${parameterName(path, 'id')}}`),
+    { channelId: channel.channelId, 'channel.name': channel.name, type, flow: channel.flow, kind: (message.price as Json).kind ?? 'SMS' },
+    { Message: message },
+  );
+  for (const p of (op.parameters ?? []) as Json[]) {
+    if ((p.in !== 'path' && p.in !== 'query') || p.example !== undefined || !p.schema) continue;
+    // `searchBy[recipient.to]` filters by a `to`; an optional filter gets an example only where a sample says what it holds.
+    const name = parameterName(path, String(p.name)).replace(/^searchBy\[(?:.*\.)?([^.\]]+)\]$/, '$1');
+    if (!p.required && sampler.valueOf(name) === undefined) continue;
+    const value = sampler.sample(p.schema, name, false);
+    if (value !== undefined && value !== null) p.example = value;
+  }
+  for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Record<string, Json>)) {
+    if (media.example !== undefined || !media.schema) continue;
+    media.example = type === 'text/csv' ? sampler.sample({ type: 'string' }, 'csv') : sampler.sample(media.schema, '', false);
+  }
+  const success = Object.keys(op.responses ?? {}).find((s) => s.startsWith('2'));
+  const legacy = /\/([A-Za-z]+\.do)$/.exec(path)?.[1];
+  for (const [type, media] of Object.entries((op.responses?.[success ?? '']?.content ?? {}) as Record<string, Json>)) {
+    if (media.example !== undefined || !media.schema || media.schema.format === 'binary') continue;
+    if (type === 'application/json') media.example = sampler.sample(media.schema, '', true);
+    else if (type === 'text/plain' && legacy && LEGACY_ANSWERS[legacy] !== undefined) media.example = LEGACY_ANSWERS[legacy];
+    else if (type === 'text/event-stream') media.example = LEGACY_ANSWERS['events'];
   }
 }
