@@ -14,6 +14,7 @@
  */
 import { EXAMPLES, LEGACY_ANSWERS, MESSAGE_EXAMPLES, type OperationExample } from './openapi-examples.ts';
 import { Sampler } from './openapi-samples.ts';
+import { errorPayload, type ErrorPayload } from './errors.ts';
 
 type Json = Record<string, any>;
 
@@ -141,6 +142,20 @@ const ERRORS: Record<string, string> = {
   '503': 'Unavailable for a moment (the database): wait as Retry-After says',
 };
 
+/** An example of each error answer, as Tern writes it. */
+const ERROR_EXAMPLES: Record<string, ErrorPayload> = {
+  '400': errorPayload('INVALID_REQUEST', 'body.recipient.to: is required'),
+  '401': errorPayload('MISSING_API_KEY', 'send the API key in the X-Api-Key header'),
+  '403': errorPayload('FORBIDDEN_ROLE', 'roles VIEWER may not perform messages:send'),
+  '404': errorPayload('NOT_FOUND', 'message 01a251dd-0001-7000-8000-000000000001 not found'),
+  '409': errorPayload('IDEMPOTENCY_IN_PROGRESS', 'a request with Idempotency-Key "order-42-send" is still being processed; retry later'),
+  '413': errorPayload('PAYLOAD_TOO_LARGE', 'the request body is larger than this route accepts'),
+  '415': errorPayload('UNSUPPORTED_MEDIA_TYPE', 'content type "text/plain" is not supported; send application/json'),
+  '422': errorPayload('IDEMPOTENCY_MISMATCH', 'Idempotency-Key "order-42-send" was already used with a different request'),
+  '429': errorPayload('RATE_LIMITED', 'more than 50 send requests a second with this key'),
+  '503': errorPayload('STORAGE_UNAVAILABLE', 'the database is unavailable: nothing was done; try again shortly'),
+};
+
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 /** The error answer of a REST operation (the `Error` schema) or of a legacy one (a text line). */
@@ -191,6 +206,8 @@ export function enrichOpenApi(doc: Json): Json {
       for (const s of statuses) op.responses[s] ??= errorAnswer(s, legacy);
       for (const [status, response] of Object.entries(op.responses) as Array<[string, Json]>) {
         if (response.$ref) continue;
+        const error = response.content?.['application/json'];
+        if (error?.schema?.$ref === '#/components/schemas/Error' && ERROR_EXAMPLES[status]) error.example ??= ERROR_EXAMPLES[status];
         addHeaders(response, ['X-Request-Id']);
         if (authenticated) addHeaders(response, ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
         if (status === '429' || status === '503') addHeaders(response, ['Retry-After']);

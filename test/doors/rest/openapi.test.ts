@@ -166,6 +166,13 @@ test('every operation has examples: parameters, body and success answer, each va
       assert.notEqual(media.example, undefined, `${where}: ${success} ${type} has an example`);
       check(media.schema, media.example, `${where} ${success} ${type}`);
     }
+    // Each error answer shows one as Tern writes it: its errorCode of its status.
+    for (const [status, answer] of Object.entries(op.responses as Record<string, any>)) {
+      const media = resolve(answer).content?.['application/json'];
+      if (!/^[45]/.test(status) || media?.schema?.$ref !== '#/components/schemas/Error') continue;
+      assert.ok(media.example?.errorCode?.startsWith(`${status}.`), `${where} ${status}: ${JSON.stringify(media.example)}`);
+      check(media.schema, media.example, `${where} ${status}`);
+    }
   }
   assert.ok(bodies > 90, `${bodies} request bodies`);
   // The hand-written examples, on the most used operations, are the ones the document shows.
