@@ -285,9 +285,10 @@ function addSampleExamples(op: Json, path: string, sampler: Sampler): void {
     if (media.example !== undefined || !media.schema) continue;
     media.example = type === 'text/csv' ? sampler.sample({ type: 'string' }, 'csv') : sampler.sample(media.schema, '', false);
   }
-  const success = Object.keys(op.responses ?? {}).find((s) => s.startsWith('2'));
   const legacy = /\/([A-Za-z]+\.do)$/.exec(path)?.[1];
-  for (const [type, media] of Object.entries((op.responses?.[success ?? '']?.content ?? {}) as Record<string, Json>)) {
+  const successes = Object.entries((op.responses ?? {}) as Record<string, Json>).filter(([s]) => s.startsWith('2'));
+  const answers = successes.flatMap(([, r]) => Object.entries((r.content ?? {}) as Record<string, Json>));
+  for (const [type, media] of answers) {
     if (media.example !== undefined || !media.schema || media.schema.format === 'binary') continue;
     if (type === 'application/json') media.example = sampler.sample(media.schema, '', true);
     else if (type === 'text/plain' && legacy && LEGACY_ANSWERS[legacy] !== undefined) media.example = LEGACY_ANSWERS[legacy];

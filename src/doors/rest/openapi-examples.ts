@@ -658,3 +658,6 @@ Object.assign(EXAMPLES, {
   },
   'GET /commons/v1/organisations/{id}/transfers': { response: { status: '200', body: { items: [TRANSFER], page: 1, pageSize: 10 } } },
 } satisfies Record<string, OperationExample>);
+
+// POST /lookup takes one number or a batch, not both: the example is the one-number form (its 200 answer).
+EXAMPLES['POST /lookup'] = { request: { msisdn: '33612345678' }, response: { status: '200', body: EXAMPLES['GET /lookup']!.response!.body } };

@@ -65,6 +65,14 @@ const SAMPLES: Record<string, unknown> = {
   'organisation.name': 'Acme',
   'parentOrganisation.name': 'Acme Group',
   'channel.name': 'Notifications',
+  'currentNetwork.name': 'SFR',
+  'originalNetwork.name': 'SFR',
+  'balance.amount': 9.815,
+  'optOut.text': 'STOP au 36111',
+  valid: true,
+  possible: true,
+  reachable: true,
+  enabled: true,
   'connector.name': 'Orange France SMPP',
   'route.name': 'French mobiles',
   'template.name': 'Delivery notice',
@@ -286,6 +294,8 @@ export class Sampler {
   private context: Record<string, unknown> = SAMPLES;
   /** The operation's path with its parameters filled: the `href` of what it answers. */
   private path = '';
+  /** What the operation's path names last (`organisation` for `/admin/v1/organisations`): the subject of a request. */
+  private subject = '';
   constructor(doc: Json) {
     this.doc = doc;
   }
@@ -293,6 +303,7 @@ export class Sampler {
   /** Samples for an operation on `path`, of a channel type, answering `schemaExamples` for the schemas they name. */
   forOperation(path: string, context: Record<string, unknown>, schemaExamples: Record<string, unknown>): void {
     this.context = { ...SAMPLES, ...context };
+    this.subject = /([A-Za-z-]+?)(?:ies|s)?(?:\/\{[^}]+\})?$/.exec(path)?.[1]?.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) ?? '';
     this.schemaExamples = schemaExamples;
     this.path = path.replace(/\{([^}]+)\}/g, (_, name: string) => String(this.context[name] ?? SAMPLE_IDS.messageId));
   }
@@ -390,22 +401,23 @@ export class Sampler {
       return {};
     }
     const out: Json = {};
-    // `name` says what the object is: an organisation's, a channel's… (by its first id field).
-    const kind = Object.keys(props)
-      .find((k) => k.endsWith('Id'))
-      ?.slice(0, -2);
+    // A field's sample may depend on the object it is in: by the object's own name (`balance.amount`), or by what the
+    // object is, from its first required id field (an organisation's `name`, a channel's).
+    const kind = [...required].find((k) => k.endsWith('Id'))?.slice(0, -2) ?? (depth === 0 ? this.subject : undefined);
+    const fieldOf = (key: string) => [`${name}.${key}`, `${kind}.${key}`].find((f) => f in this.context) ?? key;
     for (const [key, prop] of Object.entries(props)) {
-      const field = key === 'name' && kind !== undefined && `${kind}.name` in this.context ? `${kind}.name` : key;
       // A request shows what it needs and the fields every reader knows; an answer shows everything (but deep down,
       // only what is required).
       const shown = required.has(key) || (full ? depth < 4 && !EXCEPTIONAL.has(key) : REQUEST_FIELDS.has(key) || this.isObject(prop));
       if (!shown) continue;
-      const value = this.sample(prop, field, full && depth < 4, depth + 1);
+      const value = this.sample(prop, fieldOf(key), full && depth < 4, depth + 1);
       if (value !== undefined && !(value === null && !this.allowsNull(prop) && !required.has(key))) out[key] = value;
     }
+    // A request of optional fields only (a change, a setting) shows a few of them; minProperties is met.
+    const least = Math.max(s.minProperties ?? 0, Object.keys(out).length === 0 ? Math.min(3, Object.keys(props).length) : 0);
     for (const [key, prop] of Object.entries(props)) {
-      if (Object.keys(out).length >= (s.minProperties ?? 0)) break;
-      if (!(key in out)) out[key] = this.sample(prop, key, full, depth + 1);
+      if (Object.keys(out).length >= least) break;
+      if (!(key in out) && !EXCEPTIONAL.has(key)) out[key] = this.sample(prop, fieldOf(key), full, depth + 1);
     }
     if (typeof out.href === 'string') out.href = this.hrefOf(out);
     return out;
