@@ -4,8 +4,8 @@
  * - the error answers every operation can give: 400 (a parameter or body), 401 and 403 (a key), 404 (an id in the
  *   path), 409 (an Idempotency-Key still in progress), 429 and 503 with `Retry-After`, besides those the route declares
  *   (a test calls every operation and checks that what it answers is documented);
- * - the `Idempotency-Key` header on the sends that honour it, `X-Request-Id` on every answer, the `RateLimit-*`
- *   headers on every authenticated answer;
+ * - the `Idempotency-Key` header on the sends that honour it, `X-Request-Id` on every request (optional: Tern keeps a
+ *   sane one) and every answer, the `RateLimit-*` headers on every authenticated answer;
  * - `SentMessage`, the message object of a send's answer, where `status` is always set (only received messages have
  *   none);
  * - examples on every operation: hand-written ones on the most used (openapi-examples.ts), made from the schemas and
@@ -132,6 +132,16 @@ const IDEMPOTENCY_KEY: Json = {
   example: 'order-42-send',
 };
 
+/** The request's own id, which Tern keeps (in its answer and logs) when it is sane; it makes one otherwise. */
+const REQUEST_ID: Json = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:@/+=-]{1,128}$' },
+  example: 'req-7f3a91c2',
+};
+
 const ERRORS: Record<string, string> = {
   '400': 'Invalid request: a parameter or the body, named in `detail`',
   '401': 'No X-Api-Key, or one Tern does not know',
@@ -173,6 +183,7 @@ function addHeaders(response: Json, names: string[]): void {
 export function enrichOpenApi(doc: Json): Json {
   doc.components ??= {};
   doc.components.headers = { ...HEADERS, ...doc.components.headers };
+  doc.components.parameters = { 'X-Request-Id': REQUEST_ID, ...doc.components.parameters };
   addSentMessage(doc);
   const sampler = new Sampler(doc);
   const taken = new Map<string, string>();
@@ -213,8 +224,9 @@ export function enrichOpenApi(doc: Json): Json {
         if (status === '429' || status === '503') addHeaders(response, ['Retry-After']);
         if (idempotent && status.startsWith('2')) addHeaders(response, ['Idempotent-Replayed']);
       }
+      op.parameters ??= [];
+      op.parameters.push({ $ref: '#/components/parameters/X-Request-Id' });
       if (idempotent) {
-        op.parameters ??= [];
         const declared = (op.parameters as Json[]).find((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
         if (declared) declared.example ??= IDEMPOTENCY_KEY.example;
         else op.parameters.push(IDEMPOTENCY_KEY);

@@ -100,6 +100,9 @@ test('every authenticated operation documents 401, 403 and 429 with Retry-After,
     for (const [status, r] of Object.entries(op.responses as Record<string, any>)) {
       assert.ok(resolve(r).headers?.['X-Request-Id'], `${where} ${status}: X-Request-Id`);
     }
+    const requestId = (op.parameters ?? []).map(resolve).filter((p: any) => p.in === 'header' && p.name === 'X-Request-Id');
+    assert.equal(requestId.length, 1, `${where}: the X-Request-Id parameter, once`);
+    assert.equal(requestId[0].required, false, where);
     if (!(op.security?.length > 0) && !path.startsWith('/http/')) continue;
     authenticated++;
     for (const status of ['401', '403', '429']) assert.ok(op.responses[status], `${where} documents ${status}`);
