@@ -338,3 +338,26 @@ test('real answers of the main operations match their documented schemas: requir
   await call('GET /admin/v1/prices', '/admin/v1/prices');
   assert.ok(checked >= 32, `${checked} answers checked`);
 });
+
+test('every list and read without a path parameter answers, with a key, a body its schema accepts', async () => {
+  const check = schemaChecker();
+  let checked = 0;
+  for (const { method, path, op } of operations()) {
+    if (method !== 'get' || path.includes('{') || path.startsWith('/http/')) continue;
+    const res = await fetch(`${server.url}${path}`, { headers: { 'x-api-key': keyFor(path) }, signal: AbortSignal.timeout(5000) });
+    const type = res.headers.get('content-type') ?? '';
+    // The event stream never ends: its first bytes are enough.
+    if (type.startsWith('text/event-stream')) {
+      await res.body?.cancel();
+      continue;
+    }
+    const text = await res.text();
+    const where = `GET ${path} answered ${res.status} ${text.slice(0, 200)}`;
+    assert.ok(op.responses[String(res.status)], where);
+    const media = resolve(op.responses[String(res.status)]).content?.['application/json'];
+    if (!media || !type.includes('json')) continue;
+    check(media.schema, JSON.parse(text), where);
+    if (res.status === 200) checked++;
+  }
+  assert.ok(checked >= 25, `${checked} answers checked`);
+});
