@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { parseApiDate } from '../../domain/dates.ts';
 import { MESSAGE_STATUSES } from '../../domain/status.ts';
-import { seesOrganisation } from '../../domain/tenancy.ts';
+import { CHANNEL_FLOWS, CHANNEL_TYPES, seesOrganisation } from '../../domain/tenancy.ts';
 import type { Principal } from '../../core/tenancy/auth.ts';
 import type { Services } from '../../core/services.ts';
 import { fail } from '../../core/errors.ts';
@@ -21,8 +21,13 @@ export const MessageSchema = Type.Object(
     sentDate: Type.String(),
     campaignId: Type.Optional(Type.String()),
     originMessageId: Type.Optional(Type.String()),
-    channel: Type.Object({ channelId: Type.String(), name: Type.String(), type: Type.String(), flow: Type.String() }),
-    type: Type.String(),
+    channel: Type.Object({
+      channelId: Type.String(),
+      name: Type.String(),
+      type: Type.String({ enum: [...CHANNEL_TYPES] }),
+      flow: Type.String({ enum: [...CHANNEL_FLOWS] }),
+    }),
+    type: Type.String({ enum: [...CHANNEL_TYPES] }),
     direction: Type.String({ enum: ['MT', 'MO'] }),
     recipient: Type.Object({ to: Type.String() }),
     from: Type.Optional(Type.String()),
@@ -33,7 +38,7 @@ export const MessageSchema = Type.Object(
     price: Type.Optional(Type.Object({ amount: Type.Number(), currency: Type.String(), kind: Type.Optional(Type.String()) })),
     status: Type.Optional(
       Type.Object({
-        value: Type.String(),
+        value: Type.String({ enum: [...MESSAGE_STATUSES] }),
         deliveryDate: Type.String(),
         detail: Type.Optional(Type.String({ description: 'Why, for a message that failed or was cancelled' })),
         lookup: Type.Optional(Type.Object({ mccMnc: Type.String(), country: Type.Optional(Type.String()), network: Type.Optional(Type.String()) })),

@@ -2,14 +2,19 @@
  * What the OpenAPI document says beyond the route schemas, so that a generator turns it into a good client:
  * - an `operationId` on every operation, `verbNoun` from its method and path (stable while the path is), unique;
  * - the error answers every operation can give: 400 (a parameter or body), 401 and 403 (a key), 404 (an id in the
- *   path), 409 (an Idempotency-Key still in progress), 429 and 503 with `Retry-After`;
- * - the `Idempotency-Key` header on the sends that honour it, `X-Request-Id` on every answer, the `RateLimit-*`
- *   headers on every authenticated answer;
+ *   path), 409 (an Idempotency-Key still in progress), 429 and 503 with `Retry-After`, besides those the route declares
+ *   (a test calls every operation and checks that what it answers is documented);
+ * - the `Idempotency-Key` header on the sends that honour it, `X-Request-Id` on every request (optional: Tern keeps a
+ *   sane one) and every answer, the `RateLimit-*` headers on every authenticated answer;
  * - `SentMessage`, the message object of a send's answer, where `status` is always set (only received messages have
- *   none), and examples on the most used operations (openapi-examples.ts).
+ *   none);
+ * - examples on every operation: hand-written ones on the most used (openapi-examples.ts), made from the schemas and
+ *   shared sample values on the others (openapi-samples.ts).
  * It only adds to what the routes declare: an operation's own `operationId`, answers and headers win.
  */
-import { EXAMPLES, type OperationExample } from './openapi-examples.ts';
+import { EXAMPLES, LEGACY_ANSWERS, MESSAGE_EXAMPLES, type OperationExample } from './openapi-examples.ts';
+import { Sampler } from './openapi-samples.ts';
+import { errorPayload, type ErrorPayload } from './errors.ts';
 
 type Json = Record<string, any>;
 
@@ -124,6 +129,17 @@ const IDEMPOTENCY_KEY: Json = {
   description:
     'Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
+  example: 'order-42-send',
+};
+
+/** The request's own id, which Tern keeps (in its answer and logs) when it is sane; it makes one otherwise. */
+const REQUEST_ID: Json = {
+  name: 'X-Request-Id',
+  in: 'header',
+  required: false,
+  description: 'An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise',
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._:@/+=-]{1,128}$' },
+  example: 'req-7f3a91c2',
 };
 
 const ERRORS: Record<string, string> = {
@@ -134,6 +150,20 @@ const ERRORS: Record<string, string> = {
   '409': 'Conflict: the state does not allow it, or a request with the same Idempotency-Key is in progress',
   '429': 'Too many requests: wait as Retry-After says',
   '503': 'Unavailable for a moment (the database): wait as Retry-After says',
+};
+
+/** An example of each error answer, as Tern writes it. */
+const ERROR_EXAMPLES: Record<string, ErrorPayload> = {
+  '400': errorPayload('INVALID_REQUEST', 'body.recipient.to: is required'),
+  '401': errorPayload('MISSING_API_KEY', 'send the API key in the X-Api-Key header'),
+  '403': errorPayload('FORBIDDEN_ROLE', 'roles VIEWER may not perform messages:send'),
+  '404': errorPayload('NOT_FOUND', 'message 01a251dd-0001-7000-8000-000000000001 not found'),
+  '409': errorPayload('IDEMPOTENCY_IN_PROGRESS', 'a request with Idempotency-Key "order-42-send" is still being processed; retry later'),
+  '413': errorPayload('PAYLOAD_TOO_LARGE', 'the request body is larger than this route accepts'),
+  '415': errorPayload('UNSUPPORTED_MEDIA_TYPE', 'content type "text/plain" is not supported; send application/json'),
+  '422': errorPayload('IDEMPOTENCY_MISMATCH', 'Idempotency-Key "order-42-send" was already used with a different request'),
+  '429': errorPayload('RATE_LIMITED', 'more than 50 send requests a second with this key'),
+  '503': errorPayload('STORAGE_UNAVAILABLE', 'the database is unavailable: nothing was done; try again shortly'),
 };
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -153,7 +183,9 @@ function addHeaders(response: Json, names: string[]): void {
 export function enrichOpenApi(doc: Json): Json {
   doc.components ??= {};
   doc.components.headers = { ...HEADERS, ...doc.components.headers };
+  doc.components.parameters = { 'X-Request-Id': REQUEST_ID, ...doc.components.parameters };
   addSentMessage(doc);
+  const sampler = new Sampler(doc);
   const taken = new Map<string, string>();
   for (const [path, item] of Object.entries(doc.paths ?? {}) as Array<[string, Json]>) {
     const legacy = path.startsWith('/http/');
@@ -176,7 +208,8 @@ export function enrichOpenApi(doc: Json): Json {
       const statuses = [
         ...(hasInput ? ['400'] : []),
         ...(authenticated ? ['401', '403', '429'] : []),
-        ...(path.includes('{') ? ['404'] : []),
+        // An id in the path may name nothing (a number in the path is looked up, not found: the route says when it can 404).
+        ...(/\{[A-Za-z]*[iI]d\}/.test(path) ? ['404'] : []),
         ...(idempotent ? ['409'] : []),
         ...(authenticated || path.startsWith('/readyz') ? ['503'] : []),
       ];
@@ -184,14 +217,19 @@ export function enrichOpenApi(doc: Json): Json {
       for (const s of statuses) op.responses[s] ??= errorAnswer(s, legacy);
       for (const [status, response] of Object.entries(op.responses) as Array<[string, Json]>) {
         if (response.$ref) continue;
+        const error = response.content?.['application/json'];
+        if (error?.schema?.$ref === '#/components/schemas/Error' && ERROR_EXAMPLES[status]) error.example ??= ERROR_EXAMPLES[status];
         addHeaders(response, ['X-Request-Id']);
         if (authenticated) addHeaders(response, ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
         if (status === '429' || status === '503') addHeaders(response, ['Retry-After']);
         if (idempotent && status.startsWith('2')) addHeaders(response, ['Idempotent-Replayed']);
       }
+      op.parameters ??= [];
+      op.parameters.push({ $ref: '#/components/parameters/X-Request-Id' });
       if (idempotent) {
-        op.parameters ??= [];
-        if (!op.parameters.some((p: Json) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key')) op.parameters.push(IDEMPOTENCY_KEY);
+        const declared = (op.parameters as Json[]).find((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
+        if (declared) declared.example ??= IDEMPOTENCY_KEY.example;
+        else op.parameters.push(IDEMPOTENCY_KEY);
       }
       // A send answers the message it made: its status is set.
       if (idempotent && op.responses['201']?.content?.['application/json']?.schema?.$ref === '#/components/schemas/Message') {
@@ -199,6 +237,7 @@ export function enrichOpenApi(doc: Json): Json {
       }
       const example = EXAMPLES[`${method.toUpperCase()} ${path}`];
       if (example) addExample(op, example);
+      addSampleExamples(op, path, sampler);
     }
   }
   return doc;
@@ -224,5 +263,47 @@ function addExample(op: Json, example: OperationExample): void {
   if (example.response) {
     const answer = op.responses?.[example.response.status]?.content?.['application/json'];
     if (answer && answer.example === undefined) answer.example = example.response.body;
+  }
+}
+
+/** The name of a path parameter as the samples know it: `{id}` after `messages` is a `messageId`. */
+function parameterName(path: string, name: string): string {
+  if (name !== 'id') return name;
+  const segments = path.split('/');
+  const before = segments[segments.indexOf('{id}') - 1] ?? '';
+  const noun = pascal(singular(before));
+  return `${noun[0]?.toLowerCase() ?? ''}${noun.slice(1)}Id`;
+}
+
+/** Examples from the schemas (openapi-samples.ts) where the operation has none: parameters, body, success answer. */
+function addSampleExamples(op: Json, path: string, sampler: Sampler): void {
+  const type = /^\/(rcs|voice)\//.exec(path)?.[1]?.toUpperCase() ?? 'SMS';
+  const message = MESSAGE_EXAMPLES[type]!;
+  const channel = message.channel as Json;
+  sampler.forOperation(
+    path.replace(/\{id\}/, `{${parameterName(path, 'id')}}`),
+    { channelId: channel.channelId, 'channel.name': channel.name, type, flow: channel.flow, kind: (message.price as Json).kind ?? 'SMS' },
+    { Message: message },
+  );
+  for (const p of (op.parameters ?? []) as Json[]) {
+    if ((p.in !== 'path' && p.in !== 'query') || p.example !== undefined || !p.schema) continue;
+    // `searchBy[recipient.to]` filters by a `to`; an optional filter gets an example only where a sample says what it holds.
+    const name = parameterName(path, String(p.name)).replace(/^searchBy\[(?:.*\.)?([^.\]]+)\]$/, '$1');
+    if (!p.required && sampler.valueOf(name) === undefined) continue;
+    const value = sampler.sample(p.schema, name, false);
+    if (value !== undefined && value !== null) p.example = value;
+  }
+  for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Record<string, Json>)) {
+    if (media.example !== undefined || !media.schema) continue;
+    media.example = type === 'text/csv' ? sampler.sample({ type: 'string' }, 'csv') : sampler.sample(media.schema, '', false);
+  }
+  const legacy = /\/([A-Za-z]+\.do)$/.exec(path)?.[1];
+  const successes = Object.entries((op.responses ?? {}) as Record<string, Json>).filter(([s]) => s.startsWith('2'));
+  const answers = successes.flatMap(([, r]) => Object.entries((r.content ?? {}) as Record<string, Json>));
+  for (const [type, media] of answers) {
+    if (media.example !== undefined || !media.schema || media.schema.format === 'binary') continue;
+    if (type === 'application/json') media.example = sampler.sample(media.schema, '', true);
+    else if (type === 'text/plain' && legacy && LEGACY_ANSWERS[legacy] !== undefined) media.example = LEGACY_ANSWERS[legacy];
+    else if (type === 'text/event-stream') media.example = LEGACY_ANSWERS['events'];
   }
 }

@@ -275,6 +275,22 @@ forEachDialect('Voice', (dialect) => {
     assert.deepEqual(list.body.items.map((m: any) => m.messageId).sort(), [invalid.body.messageId, scheduled.body.messageId].sort());
   });
 
+  test('Idempotency-Key: a retried send answers the first message and is charged once; another body is 422', async () => {
+    const t = await createTenant(server, { type: 'VOICE', balance: 1 });
+    const headers = { 'idempotency-key': 'call-42' };
+    const body = { recipient: { to: '33612345678' }, body: { text: 'Your code is 1 2 3 4', language: 'en-GB' } };
+    const a = await request(server, 'POST', '/voice/v1/messages', { key: t.key, body, headers });
+    const b = await request(server, 'POST', '/voice/v1/messages', { key: t.key, body, headers });
+    assert.equal(a.status, 201, a.text);
+    assert.equal(b.status, 201, b.text);
+    assert.equal(b.body.messageId, a.body.messageId);
+    assert.equal(b.headers.get('idempotent-replayed'), 'true');
+    const org = await request(server, 'GET', `/commons/v1/organisations/${t.organisationId}`, { key: t.key });
+    assert.equal(org.body.balance.amount, Math.round((1 - a.body.price.amount) * 1e6) / 1e6);
+    const other = await request(server, 'POST', '/voice/v1/messages', { key: t.key, body: { ...body, body: { text: 'Another', language: 'en-GB' } }, headers });
+    assertError(other, 422, '422.001');
+  });
+
   test('bad requests name the field; an SMS key gets 403.005; audio of another channel is 404', async () => {
     const t = await createTenant(server, { type: 'VOICE', balance: 1 });
     const sms = await createTenant(server, { type: 'SMS', balance: 1 });

@@ -73,12 +73,15 @@ const CampaignView = Type.Object({
     links: Type.Integer({ description: 'Short links its messages carry (one per long URL per message)' }),
     clickedLinks: Type.Integer({ description: 'Of those, the links clicked at least once' }),
   }),
-  errors: Type.Optional(
-    Type.Array(Type.Object({ index: Type.Integer(), to: Type.String(), errorCode: Type.String(), detail: Type.String() }), {
-      description: 'In the answer of its creation: the recipients refused, each with why',
-    }),
-  ),
   href: Type.String(),
+});
+
+/** The answer of a campaign's creation: the campaign, and the recipients refused at the request. */
+const CreatedCampaignView = Type.Object({
+  ...CampaignView.properties,
+  errors: Type.Array(Type.Object({ index: Type.Integer(), to: Type.String(), errorCode: Type.String(), detail: Type.String() }), {
+    description: 'The recipients refused, each with why (empty when none was)',
+  }),
 });
 
 const CampaignListQuery = Type.Object({
@@ -180,7 +183,7 @@ export function campaignRoutes<T extends CampaignType>(app: FastifyInstance, ser
     return [principal.channel.id];
   };
 
-  const view = async (req: FastifyRequest, { campaign, counts, clicks, links }: Campaign, errors?: Static<typeof CampaignView>['errors']) => {
+  const view = async (req: FastifyRequest, { campaign, counts, clicks, links }: Campaign, errors?: Static<typeof CreatedCampaignView>['errors']) => {
     const channel = await services.messaging.channel(campaign.channel_id);
     const accepted = Object.values(counts).reduce((a, b) => a + b, 0);
     return {
@@ -219,7 +222,7 @@ export function campaignRoutes<T extends CampaignType>(app: FastifyInstance, ser
             'A future sentDate schedules the campaign: until then it can be changed (PATCH) or cancelled (DELETE).',
           ...(onChannel && { params: ChannelParams }),
           body: CampaignBody,
-          response: { 201: CampaignView, ...errorResponses(400, 401, 403, 413, 415) },
+          response: { 201: CreatedCampaignView, ...errorResponses(400, 401, 403, 413, 415) },
         },
       },
       async (req, reply) => {

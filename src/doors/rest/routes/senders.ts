@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { Services } from '../../../core/services.ts';
 import { underField } from '../../../core/errors.ts';
-import type { RegisteredSender } from '../../../domain/senders.ts';
+import { SENDER_STATUSES, type RegisteredSender } from '../../../domain/senders.ts';
 import { authorize } from '../access.ts';
 import { errorResponses } from '../schemas.ts';
 
@@ -11,7 +11,7 @@ const SenderView = Type.Object({
   value: Type.String({ description: 'The sender as recipients see it: a name (up to 11 characters), a short code or a number' }),
   kind: Type.String({ description: 'ALPHANUMERIC, SHORT_CODE or LONG_NUMBER' }),
   countries: Type.Array(Type.String(), { description: 'ISO 3166 alpha-2 countries it may send to; empty: every country' }),
-  status: Type.String({ description: 'PENDING, APPROVED or REJECTED, set by the operator' }),
+  status: Type.String({ enum: [...SENDER_STATUSES], description: 'PENDING, APPROVED or REJECTED, set by the operator' }),
   creationDate: Type.String(),
   updateDate: Type.String(),
 });
@@ -21,8 +21,10 @@ const SenderRequest = Type.Object({
   value: Type.String({ minLength: 1, maxLength: 32 }),
   countries: Type.Optional(Countries),
 });
-const SenderCreate = Type.Object({ ...SenderRequest.properties, status: Type.Optional(Type.String({ maxLength: 32 })) });
-const SenderDecision = Type.Object({ status: Type.Optional(Type.String({ maxLength: 32 })), countries: Type.Optional(Countries) }, { minProperties: 1 });
+// The status a request names is checked by the registry, whose refusal says what it got.
+const RequestedStatus = Type.String({ maxLength: 32, description: 'PENDING, APPROVED or REJECTED', examples: ['APPROVED'] });
+const SenderCreate = Type.Object({ ...SenderRequest.properties, status: Type.Optional(RequestedStatus) });
+const SenderDecision = Type.Object({ status: Type.Optional(RequestedStatus), countries: Type.Optional(Countries) }, { minProperties: 1 });
 const Items = Type.Object({ items: Type.Array(SenderView) });
 
 function senderView(s: RegisteredSender): Static<typeof SenderView> {

@@ -50,20 +50,25 @@ export function voiceRoutes(app: FastifyInstance, services: Services): void {
         'Idempotency-Key header.',
       body: SendVoiceBody,
       errors: [400, 401, 403, 413, 415, 503],
-      message: (req, principal) => {
+      idempotencyScope: 'voice',
+      message: (req, principal, afterInsert) => {
         const body = req.body as Static<typeof SendVoiceBody>;
         return underField('body.', () =>
-          voice.send(principal.channel, {
-            to: body.recipient.to,
-            text: body.body.text,
-            title: body.body.title,
-            language: body.body.language,
-            from: body.from,
-            refClient: body.refClient ?? body.ref_client,
-            sentDate: sendDateParam(body.sentDate, 'body.sentDate'),
-            callbackUrlStatus: body.callbackUrlStatus,
-            source: 'REST',
-          }),
+          voice.send(
+            principal.channel,
+            {
+              to: body.recipient.to,
+              text: body.body.text,
+              title: body.body.title,
+              language: body.body.language,
+              from: body.from,
+              refClient: body.refClient ?? body.ref_client,
+              sentDate: sendDateParam(body.sentDate, 'body.sentDate'),
+              callbackUrlStatus: body.callbackUrlStatus,
+              source: 'REST',
+            },
+            afterInsert,
+          ),
         );
       },
     },

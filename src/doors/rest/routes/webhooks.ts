@@ -35,7 +35,7 @@ const Delivery = Type.Object({
   lastError: Type.Optional(Type.String()),
   creationDate: Type.String(),
   deliveryDate: Type.Optional(Type.String()),
-  attempts: Type.Optional(Type.Array(Attempt)),
+  attempts: Type.Array(Attempt, { description: 'Oldest first' }),
 });
 
 const DeliveryQuery = Type.Object({
