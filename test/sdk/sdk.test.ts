@@ -89,7 +89,9 @@ forEachDialect('@tern/sdk', (dialect) => {
     const refClient = `limited-${randomUUID()}`;
     const sent = [];
     for (let i = 0; i < 3; i++) sent.push(await patient.sms.send({ recipient: { to: '33612345680' }, body: { text: `limited ${i}` }, refClient }));
-    assert.ok(retries.length >= 2, `3 sends at 1 a second wait at least twice: ${JSON.stringify(retries)}`);
+    // Three sends a few milliseconds apart fall in two clock seconds at most: one of them at least meets the limit
+    // (two, unless a wait ends just before a second ends).
+    assert.ok(retries.length >= 1, `3 sends at 1 a second wait at least once: ${JSON.stringify(retries)}`);
     for (const r of retries) {
       assert.equal(r.status, 429);
       assert.equal(r.delayMs, 1000, 'Retry-After: 1');

@@ -9,8 +9,26 @@ const HEADER = `/**
 
 `;
 
+/**
+ * The document without its examples: openapi-typescript writes each as a comment, which tripled the file (every
+ * operation has some) and says nothing a type does. A property that happens to be named `example` is kept.
+ * @param {unknown} node
+ * @param {boolean} inPropertyMap whether `node` maps property names (`properties`) to schemas
+ * @returns {unknown}
+ */
+function withoutExamples(node, inPropertyMap = false) {
+  if (Array.isArray(node)) return node.map((item) => withoutExamples(item));
+  if (node === null || typeof node !== 'object') return node;
+  const out = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (!inPropertyMap && (key === 'example' || key === 'examples')) continue;
+    out[key] = withoutExamples(value, !inPropertyMap && (key === 'properties' || key === 'patternProperties'));
+  }
+  return out;
+}
+
 /** @param {object} document the OpenAPI document, parsed */
 export async function schemaSource(document) {
-  const ast = await openapiTS(document, { silent: true });
+  const ast = await openapiTS(withoutExamples(document), { silent: true });
   return HEADER + astToString(ast);
 }

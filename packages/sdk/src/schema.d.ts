@@ -2574,10 +2574,13 @@ export interface components {
             channel: {
                 channelId: string;
                 name: string;
-                type: string;
-                flow: string;
+                /** @enum {string} */
+                type: "SMS" | "RCS" | "VOICE";
+                /** @enum {string} */
+                flow: "TRANSACTIONAL" | "MARKETING" | "OTP";
             };
-            type: string;
+            /** @enum {string} */
+            type: "SMS" | "RCS" | "VOICE";
             /** @enum {string} */
             direction: "MT" | "MO";
             recipient: {
@@ -2596,7 +2599,8 @@ export interface components {
             };
             /** @description Set on every sent (MT) message; absent on received (MO) messages */
             status?: {
-                value: string;
+                /** @enum {string} */
+                value: "SCHEDULED" | "ENROUTE" | "DELIVERED" | "UNDELIVERABLE" | "UNDELIVERED" | "READ" | "CANCELLED";
                 deliveryDate: string;
                 /** @description Why, for a message that failed or was cancelled */
                 detail?: string;
@@ -2653,7 +2657,10 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+        "X-Request-Id": string;
+    };
     requestBodies: never;
     headers: {
         /** @description The id of the request, in every answer and in the logs: quote it when asking about a request */
@@ -2676,7 +2683,10 @@ export interface operations {
     getHealthz: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2710,7 +2720,10 @@ export interface operations {
     getReadyz: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2745,7 +2758,10 @@ export interface operations {
     getMetrics: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2767,7 +2783,10 @@ export interface operations {
                 page?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2890,7 +2909,10 @@ export interface operations {
     createAdminOrganisation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3035,7 +3057,10 @@ export interface operations {
     getAdminOrganisation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -3169,7 +3194,10 @@ export interface operations {
     updateAdminOrganisation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -3322,7 +3350,10 @@ export interface operations {
     listAdminOrganisationChannels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -3454,7 +3485,10 @@ export interface operations {
     createAdminOrganisationChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -3603,7 +3637,10 @@ export interface operations {
     getAdminChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -3733,7 +3770,10 @@ export interface operations {
     updateAdminChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -3880,7 +3920,10 @@ export interface operations {
     listAdminChannelCredentials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -4005,7 +4048,10 @@ export interface operations {
     createAdminChannelCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -4135,7 +4181,10 @@ export interface operations {
     deleteAdminCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -4271,7 +4320,10 @@ export interface operations {
     listAdminPrices: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4357,7 +4409,10 @@ export interface operations {
     setAdminPrices: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4471,7 +4526,10 @@ export interface operations {
     creditAdminOrganisation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -4598,7 +4656,10 @@ export interface operations {
     listAdminConnectors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4719,7 +4780,10 @@ export interface operations {
     createAdminConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4877,7 +4941,10 @@ export interface operations {
     getAdminConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -5024,7 +5091,10 @@ export interface operations {
     deleteAdminConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -5184,7 +5254,10 @@ export interface operations {
     updateAdminConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -5340,7 +5413,10 @@ export interface operations {
     listAdminRoutes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5455,7 +5531,10 @@ export interface operations {
     createAdminRoute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5634,7 +5713,10 @@ export interface operations {
     testAdminRoutes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5788,7 +5870,10 @@ export interface operations {
     getAdminRoute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -5929,7 +6014,10 @@ export interface operations {
     deleteAdminRoute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -6070,7 +6158,10 @@ export interface operations {
     updateAdminRoute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -6267,7 +6358,10 @@ export interface operations {
                 /** @description Only the rates in force at this instant (ISO 8601 or YYYY-MM-DD) */
                 at?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -6385,7 +6479,10 @@ export interface operations {
     createAdminConnectorRate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -6527,7 +6624,10 @@ export interface operations {
     deleteAdminConnectorRate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 rateId: string;
@@ -6657,7 +6757,10 @@ export interface operations {
     listAdminMessageAttempts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -6785,7 +6888,10 @@ export interface operations {
                 "searchBy[connector]"?: string;
                 "searchBy[network]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6899,7 +7005,10 @@ export interface operations {
                 "searchBy[connector]"?: string;
                 "searchBy[country]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7052,7 +7161,10 @@ export interface operations {
                 "searchBy[route]"?: string;
                 "searchBy[connector]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7164,7 +7276,10 @@ export interface operations {
     createAdminOrganisationErasure: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -7301,7 +7416,10 @@ export interface operations {
     getAdminOrganisationNumberExport: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 msisdn: string;
@@ -7442,7 +7560,10 @@ export interface operations {
                 /** @description An organisation, or `platform` for the operator’s own changes */
                 "searchBy[organisationId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7575,7 +7696,10 @@ export interface operations {
                 /** @description csv: the same page as CSV */
                 format?: "json" | "csv";
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7693,7 +7817,10 @@ export interface operations {
     listCommonsChannels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7709,27 +7836,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "items": [
-                     *         {
-                     *           "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *           "name": "Notifications",
-                     *           "type": "SMS",
-                     *           "flow": "TRANSACTIONAL",
-                     *           "organisationId": "01a251dd-0005-7000-8000-000000000005",
-                     *           "fromFieldList": [],
-                     *           "dailyConsumption": 0.185,
-                     *           "monthlyConsumption": 0.185,
-                     *           "shortLinks": false,
-                     *           "state": "ACTIVE",
-                     *           "creationDate": "2026-12-07T18:56:08.500Z",
-                     *           "href": "https://tern.example.com/commons/v1/channels/01a251dd-0002-7000-8000-000000000002",
-                     *           "defaultFromField": "ACME"
-                     *         }
-                     *       ]
-                     *     }
-                     */
                     "application/json": {
                         items: {
                             channelId: string;
@@ -7818,7 +7924,10 @@ export interface operations {
     getCommonsChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -7948,7 +8057,10 @@ export interface operations {
     updateCommonsChannel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -8088,7 +8200,10 @@ export interface operations {
     getCommonsChannelWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -8201,7 +8316,10 @@ export interface operations {
     rotateCommonsChannelWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -8317,7 +8435,10 @@ export interface operations {
                 page?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8440,7 +8561,10 @@ export interface operations {
     createCommonsOrganisation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8581,7 +8705,10 @@ export interface operations {
     getCommonsOrganisation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -8599,27 +8726,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "organisationId": "01a251dd-0005-7000-8000-000000000005",
-                     *       "name": "Acme",
-                     *       "balance": {
-                     *         "amount": 9.815,
-                     *         "currency": "EUR",
-                     *         "parentBilling": false
-                     *       },
-                     *       "monthlyConsumption": 0.185,
-                     *       "state": "ACTIVE",
-                     *       "timeZone": "Europe/Paris",
-                     *       "optOut": {
-                     *         "shortCode": "36111",
-                     *         "text": "STOP au 36111",
-                     *         "custom": false
-                     *       },
-                     *       "creationDate": "2026-12-07T18:56:08.327Z",
-                     *       "href": "https://tern.example.com/commons/v1/organisations/01a251dd-0005-7000-8000-000000000005"
-                     *     }
-                     */
                     "application/json": {
                         organisationId: string;
                         name: string;
@@ -8743,7 +8849,10 @@ export interface operations {
                 page?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -8874,7 +8983,10 @@ export interface operations {
                 page?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -9008,6 +9120,8 @@ export interface operations {
             header?: {
                 /** @description Makes retries safe: the same key and body get the first answer, and nothing moves twice */
                 "idempotency-key"?: string;
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
             };
             path: {
                 id: string;
@@ -9178,7 +9292,10 @@ export interface operations {
     getCommonsOrganisationTransfer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 transferId: string;
@@ -9306,15 +9423,9 @@ export interface operations {
     listCommonsConsumptions: {
         parameters: {
             query?: {
-                /**
-                 * @description YYYY-MM-DD (UTC)
-                 * @example 2024-05-01
-                 */
+                /** @description YYYY-MM-DD (UTC) */
                 startDate?: string;
-                /**
-                 * @description YYYY-MM-DD (UTC)
-                 * @example 2024-05-01
-                 */
+                /** @description YYYY-MM-DD (UTC) */
                 endDate?: string;
                 "searchBy[periodType]"?: "DAY" | "MONTH";
                 "searchBy[channel.type]"?: "SMS" | "RCS" | "VOICE" | "LOOKUP";
@@ -9322,7 +9433,10 @@ export interface operations {
                 pageSize?: number;
                 "searchBy[channel.channelId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9338,65 +9452,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "items": [
-                     *         {
-                     *           "consumptionId": "01a251dd-0006-7000-8000-000000000006",
-                     *           "type": "SMS",
-                     *           "periodType": "MONTH",
-                     *           "startDate": "2026-12-01",
-                     *           "endDate": "2026-12-31",
-                     *           "quantity": 4,
-                     *           "clicks": 0,
-                     *           "price": {
-                     *             "amount": 0.18,
-                     *             "currency": "EUR"
-                     *           },
-                     *           "channel": {
-                     *             "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *             "name": "Notifications",
-                     *             "type": "SMS",
-                     *             "flow": "TRANSACTIONAL"
-                     *           },
-                     *           "items": [
-                     *             {
-                     *               "quantity": 4,
-                     *               "price": {
-                     *                 "amount": 0.18,
-                     *                 "currency": "EUR"
-                     *               },
-                     *               "lookup": {
-                     *                 "mccMnc": "20810",
-                     *                 "country": "France",
-                     *                 "network": "SFR"
-                     *               },
-                     *               "statuses": [
-                     *                 {
-                     *                   "value": "DELIVERED",
-                     *                   "quantity": 4
-                     *                 }
-                     *               ]
-                     *             }
-                     *           ],
-                     *           "priceKinds": [
-                     *             {
-                     *               "kind": "SMS",
-                     *               "quantity": 4,
-                     *               "messages": 4,
-                     *               "price": {
-                     *                 "amount": 0.18,
-                     *                 "currency": "EUR"
-                     *               }
-                     *             }
-                     *           ],
-                     *           "href": "https://tern.example.com/commons/v1/channels/01a251dd-0002-7000-8000-000000000002/consumptions/01a251dd-0006-7000-8000-000000000006"
-                     *         }
-                     *       ],
-                     *       "page": 1,
-                     *       "pageSize": 10
-                     *     }
-                     */
                     "application/json": {
                         items: {
                             /** @description Stable for the same organisation, channel, type and period */
@@ -9546,22 +9601,19 @@ export interface operations {
     listCommonsChannelConsumptions: {
         parameters: {
             query?: {
-                /**
-                 * @description YYYY-MM-DD (UTC)
-                 * @example 2024-05-01
-                 */
+                /** @description YYYY-MM-DD (UTC) */
                 startDate?: string;
-                /**
-                 * @description YYYY-MM-DD (UTC)
-                 * @example 2024-05-01
-                 */
+                /** @description YYYY-MM-DD (UTC) */
                 endDate?: string;
                 "searchBy[periodType]"?: "DAY" | "MONTH";
                 "searchBy[channel.type]"?: "SMS" | "RCS" | "VOICE" | "LOOKUP";
                 page?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -9728,7 +9780,10 @@ export interface operations {
     getCommonsChannelConsumption: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 consumptionId: string;
@@ -9892,7 +9947,10 @@ export interface operations {
     getCommonsLookup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 msisdn: string;
             };
@@ -9910,37 +9968,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "msisdn": "33612345678",
-                     *       "valid": true,
-                     *       "possible": true,
-                     *       "type": "MOBILE",
-                     *       "country": "France",
-                     *       "isoCountryCode": "FR",
-                     *       "countryPrefix": "33",
-                     *       "formats": {
-                     *         "e164": "+33612345678",
-                     *         "international": "+33 6 12 34 56 78",
-                     *         "national": "06 12 34 56 78"
-                     *       },
-                     *       "network": "SFR",
-                     *       "mcc": "208",
-                     *       "mnc": "10",
-                     *       "mccMnc": "20810",
-                     *       "reachable": true,
-                     *       "ported": false,
-                     *       "roaming": false,
-                     *       "currentNetwork": {
-                     *         "mccMnc": "20810",
-                     *         "name": "SFR"
-                     *       },
-                     *       "originalNetwork": {
-                     *         "mccMnc": "20810",
-                     *         "name": "SFR"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The number in international digits, e.g. 33612345678 */
                         msisdn: string;
@@ -10037,19 +10064,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or not visible to this key) */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Every error Tern answers over REST */
             409: {
                 headers: {
@@ -10101,7 +10115,10 @@ export interface operations {
                 /** @description Same as msisdn */
                 number?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10117,37 +10134,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "msisdn": "33612345678",
-                     *       "valid": true,
-                     *       "possible": true,
-                     *       "type": "MOBILE",
-                     *       "country": "France",
-                     *       "isoCountryCode": "FR",
-                     *       "countryPrefix": "33",
-                     *       "formats": {
-                     *         "e164": "+33612345678",
-                     *         "international": "+33 6 12 34 56 78",
-                     *         "national": "06 12 34 56 78"
-                     *       },
-                     *       "network": "SFR",
-                     *       "mcc": "208",
-                     *       "mnc": "10",
-                     *       "mccMnc": "20810",
-                     *       "reachable": true,
-                     *       "ported": false,
-                     *       "roaming": false,
-                     *       "currentNetwork": {
-                     *         "mccMnc": "20810",
-                     *         "name": "SFR"
-                     *       },
-                     *       "originalNetwork": {
-                     *         "mccMnc": "20810",
-                     *         "name": "SFR"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The number in international digits, e.g. 33612345678 */
                         msisdn: string;
@@ -10290,7 +10276,10 @@ export interface operations {
     createLookup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10504,7 +10493,10 @@ export interface operations {
     createCommonsLookup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10718,7 +10710,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10734,53 +10729,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "items": [
-                     *         {
-                     *           "messageId": "01a251dd-0001-7000-8000-000000000001",
-                     *           "acceptedAt": "2026-12-07T18:56:09.018Z",
-                     *           "sentDate": "2026-12-07T18:56:09.018Z",
-                     *           "channel": {
-                     *             "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *             "name": "Notifications",
-                     *             "type": "SMS",
-                     *             "flow": "TRANSACTIONAL"
-                     *           },
-                     *           "type": "SMS",
-                     *           "direction": "MT",
-                     *           "recipient": {
-                     *             "to": "33612345678"
-                     *           },
-                     *           "body": {
-                     *             "text": "Your code is 123456",
-                     *             "encoding": "GSM7",
-                     *             "messagePartCount": 1,
-                     *             "length": 19,
-                     *             "stop": false
-                     *           },
-                     *           "href": "https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001",
-                     *           "from": "ACME",
-                     *           "price": {
-                     *             "amount": 0.045,
-                     *             "currency": "EUR"
-                     *           },
-                     *           "status": {
-                     *             "value": "DELIVERED",
-                     *             "deliveryDate": "2026-12-07T18:56:09.039Z",
-                     *             "lookup": {
-                     *               "mccMnc": "20810",
-                     *               "country": "France",
-                     *               "network": "SFR"
-                     *             }
-                     *           },
-                     *           "refClient": "order-42"
-                     *         }
-                     *       ],
-                     *       "page": 1,
-                     *       "pageSize": 20
-                     *     }
-                     */
                     "application/json": {
                         items: components["schemas"]["Message"][];
                         page: number;
@@ -10861,6 +10809,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -10869,18 +10819,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "recipient": {
-                 *         "to": "33612345678"
-                 *       },
-                 *       "body": {
-                 *         "text": "Your code is 123456"
-                 *       },
-                 *       "from": "ACME",
-                 *       "refClient": "order-42"
-                 *     }
-                 */
                 "application/json": {
                     recipient: {
                         to: string;
@@ -10924,47 +10862,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "messageId": "01a251dd-0001-7000-8000-000000000001",
-                     *       "acceptedAt": "2026-12-07T18:56:09.018Z",
-                     *       "sentDate": "2026-12-07T18:56:09.018Z",
-                     *       "channel": {
-                     *         "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *         "name": "Notifications",
-                     *         "type": "SMS",
-                     *         "flow": "TRANSACTIONAL"
-                     *       },
-                     *       "type": "SMS",
-                     *       "direction": "MT",
-                     *       "recipient": {
-                     *         "to": "33612345678"
-                     *       },
-                     *       "body": {
-                     *         "text": "Your code is 123456",
-                     *         "encoding": "GSM7",
-                     *         "messagePartCount": 1,
-                     *         "length": 19,
-                     *         "stop": false
-                     *       },
-                     *       "href": "https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001",
-                     *       "from": "ACME",
-                     *       "price": {
-                     *         "amount": 0.045,
-                     *         "currency": "EUR"
-                     *       },
-                     *       "status": {
-                     *         "value": "ENROUTE",
-                     *         "deliveryDate": "2026-12-07T18:56:09.018Z",
-                     *         "lookup": {
-                     *           "mccMnc": "20810",
-                     *           "country": "France",
-                     *           "network": "SFR"
-                     *         }
-                     *       },
-                     *       "refClient": "order-42"
-                     *     }
-                     */
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
@@ -11093,6 +10990,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -11103,17 +11002,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "recipient": {
-                 *         "to": "33612345678"
-                 *       },
-                 *       "body": {
-                 *         "text": "Your code is 123456"
-                 *       },
-                 *       "refClient": "order-42"
-                 *     }
-                 */
                 "application/json": {
                     recipient: {
                         to: string;
@@ -11157,47 +11045,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "messageId": "01a251dd-0001-7000-8000-000000000001",
-                     *       "acceptedAt": "2026-12-07T18:56:09.018Z",
-                     *       "sentDate": "2026-12-07T18:56:09.018Z",
-                     *       "channel": {
-                     *         "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *         "name": "Notifications",
-                     *         "type": "SMS",
-                     *         "flow": "TRANSACTIONAL"
-                     *       },
-                     *       "type": "SMS",
-                     *       "direction": "MT",
-                     *       "recipient": {
-                     *         "to": "33612345678"
-                     *       },
-                     *       "body": {
-                     *         "text": "Your code is 123456",
-                     *         "encoding": "GSM7",
-                     *         "messagePartCount": 1,
-                     *         "length": 19,
-                     *         "stop": false
-                     *       },
-                     *       "href": "https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001",
-                     *       "from": "ACME",
-                     *       "price": {
-                     *         "amount": 0.045,
-                     *         "currency": "EUR"
-                     *       },
-                     *       "status": {
-                     *         "value": "ENROUTE",
-                     *         "deliveryDate": "2026-12-07T18:56:09.018Z",
-                     *         "lookup": {
-                     *           "mccMnc": "20810",
-                     *           "country": "France",
-                     *           "network": "SFR"
-                     *         }
-                     *       },
-                     *       "refClient": "order-42"
-                     *     }
-                     */
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
@@ -11338,7 +11185,10 @@ export interface operations {
     getSmsMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -11356,47 +11206,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "messageId": "01a251dd-0001-7000-8000-000000000001",
-                     *       "acceptedAt": "2026-12-07T18:56:09.018Z",
-                     *       "sentDate": "2026-12-07T18:56:09.018Z",
-                     *       "channel": {
-                     *         "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *         "name": "Notifications",
-                     *         "type": "SMS",
-                     *         "flow": "TRANSACTIONAL"
-                     *       },
-                     *       "type": "SMS",
-                     *       "direction": "MT",
-                     *       "recipient": {
-                     *         "to": "33612345678"
-                     *       },
-                     *       "body": {
-                     *         "text": "Your code is 123456",
-                     *         "encoding": "GSM7",
-                     *         "messagePartCount": 1,
-                     *         "length": 19,
-                     *         "stop": false
-                     *       },
-                     *       "href": "https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001",
-                     *       "from": "ACME",
-                     *       "price": {
-                     *         "amount": 0.045,
-                     *         "currency": "EUR"
-                     *       },
-                     *       "status": {
-                     *         "value": "DELIVERED",
-                     *         "deliveryDate": "2026-12-07T18:56:09.039Z",
-                     *         "lookup": {
-                     *           "mccMnc": "20810",
-                     *           "country": "France",
-                     *           "network": "SFR"
-                     *         }
-                     *       },
-                     *       "refClient": "order-42"
-                     *     }
-                     */
                     "application/json": components["schemas"]["Message"];
                 };
             };
@@ -11485,7 +11294,10 @@ export interface operations {
     deleteSmsMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -11604,7 +11416,10 @@ export interface operations {
     listSmsMessageEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -11726,7 +11541,10 @@ export interface operations {
                 endDate?: string;
                 "searchBy[refClient]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11780,13 +11598,6 @@ export interface operations {
                                 /** @description Of those, the links clicked at least once */
                                 clickedLinks: number;
                             };
-                            /** @description In the answer of its creation: the recipients refused, each with why */
-                            errors?: {
-                                index: number;
-                                to: string;
-                                errorCode: string;
-                                detail: string;
-                            }[];
                             href: string;
                         }[];
                         page: number;
@@ -11866,28 +11677,15 @@ export interface operations {
     createSmsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "recipients": [
-                 *         {
-                 *           "to": "33612345671"
-                 *         },
-                 *         {
-                 *           "to": "33612345672"
-                 *         }
-                 *       ],
-                 *       "body": {
-                 *         "text": "Spring sale: -20% today"
-                 *       },
-                 *       "refClient": "spring"
-                 *     }
-                 */
                 "application/json": {
                     recipients?: {
                         to: string;
@@ -11936,37 +11734,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "campaignId": "01a251dd-0003-7000-8000-000000000003",
-                     *       "channel": {
-                     *         "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *         "name": "Notifications",
-                     *         "type": "SMS",
-                     *         "flow": "TRANSACTIONAL"
-                     *       },
-                     *       "status": "SENT",
-                     *       "sentDate": "2026-12-07T18:56:09.571Z",
-                     *       "creationDate": "2026-12-07T18:56:09.571Z",
-                     *       "body": {
-                     *         "text": "Spring sale: -20% today"
-                     *       },
-                     *       "recipients": 2,
-                     *       "counts": {
-                     *         "accepted": 2,
-                     *         "rejected": 0,
-                     *         "byStatus": {
-                     *           "ENROUTE": 2
-                     *         },
-                     *         "links": 0,
-                     *         "clickedLinks": 0,
-                     *         "clicks": 0
-                     *       },
-                     *       "href": "https://tern.example.com/sms/v1/campaigns/01a251dd-0003-7000-8000-000000000003",
-                     *       "refClient": "spring",
-                     *       "errors": []
-                     *     }
-                     */
                     "application/json": {
                         campaignId: string;
                         channel: {
@@ -12004,14 +11771,14 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
+                        href: string;
+                        /** @description The recipients refused, each with why (empty when none was) */
+                        errors: {
                             index: number;
                             to: string;
                             errorCode: string;
                             detail: string;
                         }[];
-                        href: string;
                     };
                 };
             };
@@ -12121,7 +11888,10 @@ export interface operations {
                 endDate?: string;
                 "searchBy[refClient]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
             };
@@ -12177,13 +11947,6 @@ export interface operations {
                                 /** @description Of those, the links clicked at least once */
                                 clickedLinks: number;
                             };
-                            /** @description In the answer of its creation: the recipients refused, each with why */
-                            errors?: {
-                                index: number;
-                                to: string;
-                                errorCode: string;
-                                detail: string;
-                            }[];
                             href: string;
                         }[];
                         page: number;
@@ -12276,7 +12039,10 @@ export interface operations {
     createSmsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
             };
@@ -12369,14 +12135,14 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
+                        href: string;
+                        /** @description The recipients refused, each with why (empty when none was) */
+                        errors: {
                             index: number;
                             to: string;
                             errorCode: string;
                             detail: string;
                         }[];
-                        href: string;
                     };
                 };
             };
@@ -12491,7 +12257,10 @@ export interface operations {
     getSmsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -12509,36 +12278,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "campaignId": "01a251dd-0003-7000-8000-000000000003",
-                     *       "channel": {
-                     *         "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *         "name": "Notifications",
-                     *         "type": "SMS",
-                     *         "flow": "TRANSACTIONAL"
-                     *       },
-                     *       "status": "SENT",
-                     *       "sentDate": "2026-12-07T18:56:09.571Z",
-                     *       "creationDate": "2026-12-07T18:56:09.571Z",
-                     *       "body": {
-                     *         "text": "Spring sale: -20% today"
-                     *       },
-                     *       "recipients": 2,
-                     *       "counts": {
-                     *         "accepted": 2,
-                     *         "rejected": 0,
-                     *         "byStatus": {
-                     *           "DELIVERED": 2
-                     *         },
-                     *         "links": 0,
-                     *         "clickedLinks": 0,
-                     *         "clicks": 0
-                     *       },
-                     *       "href": "https://tern.example.com/sms/v1/campaigns/01a251dd-0003-7000-8000-000000000003",
-                     *       "refClient": "spring"
-                     *     }
-                     */
                     "application/json": {
                         campaignId: string;
                         channel: {
@@ -12576,13 +12315,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -12672,7 +12404,10 @@ export interface operations {
     deleteSmsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -12727,13 +12462,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -12836,7 +12564,10 @@ export interface operations {
     updateSmsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -12909,13 +12640,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -13018,7 +12742,10 @@ export interface operations {
     getSmsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -13074,13 +12801,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -13170,7 +12890,10 @@ export interface operations {
     deleteSmsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -13226,13 +12949,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -13335,7 +13051,10 @@ export interface operations {
     updateSmsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -13409,13 +13128,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -13528,7 +13240,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -13639,6 +13354,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -13649,16 +13366,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "recipient": {
-                 *         "to": "33612345673"
-                 *       },
-                 *       "body": {
-                 *         "text": "Spring sale: -20% today"
-                 *       }
-                 *     }
-                 */
                 "application/json": {
                     recipient: {
                         to: string;
@@ -13702,47 +13409,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "messageId": "01a251dd-0004-7000-8000-000000000004",
-                     *       "acceptedAt": "2026-12-07T18:56:09.607Z",
-                     *       "sentDate": "2026-12-07T18:56:09.607Z",
-                     *       "channel": {
-                     *         "channelId": "01a251dd-0002-7000-8000-000000000002",
-                     *         "name": "Notifications",
-                     *         "type": "SMS",
-                     *         "flow": "TRANSACTIONAL"
-                     *       },
-                     *       "type": "SMS",
-                     *       "direction": "MT",
-                     *       "recipient": {
-                     *         "to": "33612345673"
-                     *       },
-                     *       "body": {
-                     *         "text": "Spring sale: -20% today",
-                     *         "encoding": "GSM7",
-                     *         "messagePartCount": 1,
-                     *         "length": 23,
-                     *         "stop": false
-                     *       },
-                     *       "href": "https://tern.example.com/sms/v1/messages/01a251dd-0004-7000-8000-000000000004",
-                     *       "campaignId": "01a251dd-0003-7000-8000-000000000003",
-                     *       "from": "ACME",
-                     *       "price": {
-                     *         "amount": 0.045,
-                     *         "currency": "EUR"
-                     *       },
-                     *       "status": {
-                     *         "value": "ENROUTE",
-                     *         "deliveryDate": "2026-12-07T18:56:09.607Z",
-                     *         "lookup": {
-                     *           "mccMnc": "20810",
-                     *           "country": "France",
-                     *           "network": "SFR"
-                     *         }
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
@@ -13893,7 +13559,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -14005,6 +13674,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -14199,7 +13870,10 @@ export interface operations {
     listSmsChannelTemplates: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
             };
@@ -14316,7 +13990,10 @@ export interface operations {
     createSmsChannelTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
             };
@@ -14455,7 +14132,10 @@ export interface operations {
     getSmsChannelTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 templateId: string;
@@ -14571,7 +14251,10 @@ export interface operations {
     deleteSmsChannelTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 templateId: string;
@@ -14687,7 +14370,10 @@ export interface operations {
     updateSmsChannelTemplate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 templateId: string;
@@ -14837,7 +14523,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14933,6 +14622,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -15113,6 +14804,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -15307,7 +15000,10 @@ export interface operations {
     getRcsMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -15413,7 +15109,10 @@ export interface operations {
     deleteRcsMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -15532,7 +15231,10 @@ export interface operations {
     listRcsMessageEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -15646,7 +15348,10 @@ export interface operations {
     getRcsCapability: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 msisdn: string;
             };
@@ -15710,19 +15415,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not found (or not visible to this key) */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             /** @description Too many requests: wait as Retry-After says */
             429: {
                 headers: {
@@ -15763,7 +15455,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[status]"?: "OPEN" | "CLOSED";
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15883,7 +15578,10 @@ export interface operations {
     getRcsConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -16022,7 +15720,10 @@ export interface operations {
                 endDate?: string;
                 "searchBy[refClient]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16076,13 +15777,6 @@ export interface operations {
                                 /** @description Of those, the links clicked at least once */
                                 clickedLinks: number;
                             };
-                            /** @description In the answer of its creation: the recipients refused, each with why */
-                            errors?: {
-                                index: number;
-                                to: string;
-                                errorCode: string;
-                                detail: string;
-                            }[];
                             href: string;
                         }[];
                         page: number;
@@ -16162,7 +15856,10 @@ export interface operations {
     createRcsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16256,14 +15953,14 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
+                        href: string;
+                        /** @description The recipients refused, each with why (empty when none was) */
+                        errors: {
                             index: number;
                             to: string;
                             errorCode: string;
                             detail: string;
                         }[];
-                        href: string;
                     };
                 };
             };
@@ -16373,7 +16070,10 @@ export interface operations {
                 endDate?: string;
                 "searchBy[refClient]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
             };
@@ -16429,13 +16129,6 @@ export interface operations {
                                 /** @description Of those, the links clicked at least once */
                                 clickedLinks: number;
                             };
-                            /** @description In the answer of its creation: the recipients refused, each with why */
-                            errors?: {
-                                index: number;
-                                to: string;
-                                errorCode: string;
-                                detail: string;
-                            }[];
                             href: string;
                         }[];
                         page: number;
@@ -16528,7 +16221,10 @@ export interface operations {
     createRcsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
             };
@@ -16624,14 +16320,14 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
+                        href: string;
+                        /** @description The recipients refused, each with why (empty when none was) */
+                        errors: {
                             index: number;
                             to: string;
                             errorCode: string;
                             detail: string;
                         }[];
-                        href: string;
                     };
                 };
             };
@@ -16746,7 +16442,10 @@ export interface operations {
     getRcsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -16801,13 +16500,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -16897,7 +16589,10 @@ export interface operations {
     deleteRcsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -16952,13 +16647,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -17061,7 +16749,10 @@ export interface operations {
     updateRcsCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -17133,13 +16824,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -17242,7 +16926,10 @@ export interface operations {
     getRcsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -17298,13 +16985,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -17394,7 +17074,10 @@ export interface operations {
     deleteRcsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -17450,13 +17133,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -17559,7 +17235,10 @@ export interface operations {
     updateRcsChannelCampaign: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -17632,13 +17311,6 @@ export interface operations {
                             /** @description Of those, the links clicked at least once */
                             clickedLinks: number;
                         };
-                        /** @description In the answer of its creation: the recipients refused, each with why */
-                        errors?: {
-                            index: number;
-                            to: string;
-                            errorCode: string;
-                            detail: string;
-                        }[];
                         href: string;
                     };
                 };
@@ -17751,7 +17423,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 campaignId: string;
             };
@@ -17862,6 +17537,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -18066,7 +17743,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 channelId: string;
                 campaignId: string;
@@ -18178,6 +17858,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -18383,7 +18065,10 @@ export interface operations {
                 "searchBy[recipient.to]"?: string;
                 "searchBy[campaignId]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18479,6 +18164,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description Makes a retried request safe: the first answer for the key is kept 24 hours and answered again to a request with the same key and body; the same key with another body is 422, and while the first is in progress 409 */
                 "Idempotency-Key"?: string;
             };
@@ -18638,7 +18325,10 @@ export interface operations {
     getVoiceMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -18744,7 +18434,10 @@ export interface operations {
     deleteVoiceMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -18863,7 +18556,10 @@ export interface operations {
     listVoiceMessageEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -18977,7 +18673,10 @@ export interface operations {
     getVoiceMessageAudio: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -19088,7 +18787,10 @@ export interface operations {
                 "searchBy[messageId]"?: string;
                 "searchBy[status]"?: "PENDING" | "DELIVERED" | "FAILED" | "GONE" | "REFUSED";
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19129,7 +18831,8 @@ export interface operations {
                             lastError?: string;
                             creationDate: string;
                             deliveryDate?: string;
-                            attempts?: {
+                            /** @description Oldest first */
+                            attempts: {
                                 date: string;
                                 outcome: string;
                                 /** @description Absent when no answer came */
@@ -19215,7 +18918,10 @@ export interface operations {
     getCommonsWebhooksDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -19257,7 +18963,8 @@ export interface operations {
                         lastError?: string;
                         creationDate: string;
                         deliveryDate?: string;
-                        attempts?: {
+                        /** @description Oldest first */
+                        attempts: {
                             date: string;
                             outcome: string;
                             /** @description Absent when no answer came */
@@ -19353,7 +19060,10 @@ export interface operations {
     replayCommonsWebhooksDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -19395,7 +19105,8 @@ export interface operations {
                         lastError?: string;
                         creationDate: string;
                         deliveryDate?: string;
-                        attempts?: {
+                        /** @description Oldest first */
+                        attempts: {
                             date: string;
                             outcome: string;
                             /** @description Absent when no answer came */
@@ -19495,7 +19206,10 @@ export interface operations {
                 pageSize?: number;
                 "searchBy[msisdn]"?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19594,7 +19308,10 @@ export interface operations {
     createCommonsBlacklist: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19708,7 +19425,10 @@ export interface operations {
     deleteCommonsBlacklist: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 msisdn: string;
             };
@@ -19812,7 +19532,10 @@ export interface operations {
     listCommonsSenders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19837,8 +19560,11 @@ export interface operations {
                             kind: string;
                             /** @description ISO 3166 alpha-2 countries it may send to; empty: every country */
                             countries: string[];
-                            /** @description PENDING, APPROVED or REJECTED, set by the operator */
-                            status: string;
+                            /**
+                             * @description PENDING, APPROVED or REJECTED, set by the operator
+                             * @enum {string}
+                             */
+                            status: "PENDING" | "APPROVED" | "REJECTED";
                             creationDate: string;
                             updateDate: string;
                         }[];
@@ -19904,7 +19630,10 @@ export interface operations {
     createCommonsSender: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -19935,8 +19664,11 @@ export interface operations {
                         kind: string;
                         /** @description ISO 3166 alpha-2 countries it may send to; empty: every country */
                         countries: string[];
-                        /** @description PENDING, APPROVED or REJECTED, set by the operator */
-                        status: string;
+                        /**
+                         * @description PENDING, APPROVED or REJECTED, set by the operator
+                         * @enum {string}
+                         */
+                        status: "PENDING" | "APPROVED" | "REJECTED";
                         creationDate: string;
                         updateDate: string;
                     };
@@ -20027,7 +19759,10 @@ export interface operations {
     listAdminOrganisationSenders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -20054,8 +19789,11 @@ export interface operations {
                             kind: string;
                             /** @description ISO 3166 alpha-2 countries it may send to; empty: every country */
                             countries: string[];
-                            /** @description PENDING, APPROVED or REJECTED, set by the operator */
-                            status: string;
+                            /**
+                             * @description PENDING, APPROVED or REJECTED, set by the operator
+                             * @enum {string}
+                             */
+                            status: "PENDING" | "APPROVED" | "REJECTED";
                             creationDate: string;
                             updateDate: string;
                         }[];
@@ -20147,7 +19885,10 @@ export interface operations {
     createAdminOrganisationSender: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -20158,6 +19899,7 @@ export interface operations {
                 "application/json": {
                     value: string;
                     countries?: string[];
+                    /** @description PENDING, APPROVED or REJECTED */
                     status?: string;
                 };
             };
@@ -20181,8 +19923,11 @@ export interface operations {
                         kind: string;
                         /** @description ISO 3166 alpha-2 countries it may send to; empty: every country */
                         countries: string[];
-                        /** @description PENDING, APPROVED or REJECTED, set by the operator */
-                        status: string;
+                        /**
+                         * @description PENDING, APPROVED or REJECTED, set by the operator
+                         * @enum {string}
+                         */
+                        status: "PENDING" | "APPROVED" | "REJECTED";
                         creationDate: string;
                         updateDate: string;
                     };
@@ -20286,7 +20031,10 @@ export interface operations {
     deleteAdminOrganisationSender: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 senderId: string;
@@ -20313,8 +20061,11 @@ export interface operations {
                         kind: string;
                         /** @description ISO 3166 alpha-2 countries it may send to; empty: every country */
                         countries: string[];
-                        /** @description PENDING, APPROVED or REJECTED, set by the operator */
-                        status: string;
+                        /**
+                         * @description PENDING, APPROVED or REJECTED, set by the operator
+                         * @enum {string}
+                         */
+                        status: "PENDING" | "APPROVED" | "REJECTED";
                         creationDate: string;
                         updateDate: string;
                     };
@@ -20405,7 +20156,10 @@ export interface operations {
     updateAdminOrganisationSender: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 senderId: string;
@@ -20415,6 +20169,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description PENDING, APPROVED or REJECTED */
                     status?: string;
                     countries?: string[];
                 };
@@ -20439,8 +20194,11 @@ export interface operations {
                         kind: string;
                         /** @description ISO 3166 alpha-2 countries it may send to; empty: every country */
                         countries: string[];
-                        /** @description PENDING, APPROVED or REJECTED, set by the operator */
-                        status: string;
+                        /**
+                         * @description PENDING, APPROVED or REJECTED, set by the operator
+                         * @enum {string}
+                         */
+                        status: "PENDING" | "APPROVED" | "REJECTED";
                         creationDate: string;
                         updateDate: string;
                     };
@@ -20531,7 +20289,10 @@ export interface operations {
     createAdminSimulatorRcsMo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20638,7 +20399,10 @@ export interface operations {
     createAdminSimulatorRcsRead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20761,7 +20525,10 @@ export interface operations {
     createAdminSimulatorMo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -20866,7 +20633,10 @@ export interface operations {
             query?: {
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 msisdn: string;
             };
@@ -20984,7 +20754,10 @@ export interface operations {
                 page?: number;
                 pageSize?: number;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -21089,7 +20862,10 @@ export interface operations {
     listAdminChannelSmppCredentials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21208,7 +20984,10 @@ export interface operations {
     createAdminChannelSmppCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21355,7 +21134,10 @@ export interface operations {
     deleteAdminSmppCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21472,7 +21254,10 @@ export interface operations {
     updateAdminSmppCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21604,7 +21389,10 @@ export interface operations {
     listAdminOrganisationRateLimits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21727,7 +21515,10 @@ export interface operations {
     setAdminOrganisationRateLimits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21871,7 +21662,10 @@ export interface operations {
     getAdminOrganisationSendingWindow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -21899,87 +21693,45 @@ export interface operations {
                         /** @description Each weekday's allowed hours; a weekday absent: no sending that day */
                         hours: {
                             monday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             tuesday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             wednesday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             thursday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             friday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             saturday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             sunday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                         };
@@ -22075,7 +21827,10 @@ export interface operations {
     setAdminOrganisationSendingWindow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -22090,87 +21845,45 @@ export interface operations {
                     /** @description The weekdays given replace those of the current window; null: no sending that day */
                     hours?: {
                         monday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                         tuesday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                         wednesday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                         thursday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                         friday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                         saturday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                         sunday?: {
-                            /**
-                             * @description Local time HH:MM, included
-                             * @example 08:00
-                             */
+                            /** @description Local time HH:MM, included */
                             from: string;
-                            /**
-                             * @description Local time HH:MM, excluded (24:00: midnight)
-                             * @example 20:00
-                             */
+                            /** @description Local time HH:MM, excluded (24:00: midnight) */
                             to: string;
                         } | null;
                     };
@@ -22209,87 +21922,45 @@ export interface operations {
                         /** @description Each weekday's allowed hours; a weekday absent: no sending that day */
                         hours: {
                             monday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             tuesday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             wednesday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             thursday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             friday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             saturday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             sunday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                         };
@@ -22385,7 +22056,10 @@ export interface operations {
     deleteAdminOrganisationSendingWindow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -22413,87 +22087,45 @@ export interface operations {
                         /** @description Each weekday's allowed hours; a weekday absent: no sending that day */
                         hours: {
                             monday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             tuesday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             wednesday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             thursday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             friday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             saturday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                             sunday?: {
-                                /**
-                                 * @description Local time HH:MM, included
-                                 * @example 08:00
-                                 */
+                                /** @description Local time HH:MM, included */
                                 from: string;
-                                /**
-                                 * @description Local time HH:MM, excluded (24:00: midnight)
-                                 * @example 20:00
-                                 */
+                                /** @description Local time HH:MM, excluded (24:00: midnight) */
                                 to: string;
                             };
                         };
@@ -22589,7 +22221,10 @@ export interface operations {
     listAdminOrganisationFraudGuards: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -22722,7 +22357,10 @@ export interface operations {
     setAdminOrganisationFraudGuards: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -22873,7 +22511,10 @@ export interface operations {
     createSmsOtp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -23011,7 +22652,10 @@ export interface operations {
     getSmsOtp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -23117,7 +22761,10 @@ export interface operations {
     deleteSmsOtp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -23236,7 +22883,10 @@ export interface operations {
     checkSmsOtp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -23372,7 +23022,10 @@ export interface operations {
     listCommonsChannelCredentials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -23497,7 +23150,10 @@ export interface operations {
     createCommonsChannelCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -23627,7 +23283,10 @@ export interface operations {
     deleteCommonsChannelCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 credentialId: string;
@@ -23764,7 +23423,10 @@ export interface operations {
     listCommonsChannelSmppCredentials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -23883,7 +23545,10 @@ export interface operations {
     createCommonsChannelSmppCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -24030,7 +23695,10 @@ export interface operations {
     deleteCommonsChannelSmppCredential: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
                 credentialId: string;
@@ -24148,7 +23816,10 @@ export interface operations {
     listCommonsChannelSmppSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -24264,7 +23935,10 @@ export interface operations {
     listAdminSmppSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24352,7 +24026,10 @@ export interface operations {
     createCommonsSignIn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24437,7 +24114,10 @@ export interface operations {
     createCommonsSignOut: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24491,7 +24171,10 @@ export interface operations {
     getCommonsMe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24538,7 +24221,10 @@ export interface operations {
     createCommonsInvitationsAccept: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24634,7 +24320,10 @@ export interface operations {
     createCommonsPasswordReset: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24719,7 +24408,10 @@ export interface operations {
     listCommonsUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -24811,7 +24503,10 @@ export interface operations {
     deleteCommonsUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 userId: string;
             };
@@ -24928,7 +24623,10 @@ export interface operations {
     updateCommonsUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 userId: string;
             };
@@ -25066,7 +24764,10 @@ export interface operations {
     createCommonsUserPasswordReset: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 userId: string;
             };
@@ -25180,7 +24881,10 @@ export interface operations {
     listCommonsInvitations: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25270,7 +24974,10 @@ export interface operations {
     createCommonsInvitation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25392,7 +25099,10 @@ export interface operations {
     deleteCommonsInvitation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 invitationId: string;
             };
@@ -25496,7 +25206,10 @@ export interface operations {
     getCommonsSso: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25605,7 +25318,10 @@ export interface operations {
     setCommonsSso: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25732,7 +25448,10 @@ export interface operations {
     deleteCommonsSso: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -25821,7 +25540,10 @@ export interface operations {
     listAdminOrganisationUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 organisationId: string;
             };
@@ -25941,7 +25663,10 @@ export interface operations {
     createAdminOrganisationInvitation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 organisationId: string;
             };
@@ -26078,7 +25803,10 @@ export interface operations {
     deleteAdminOrganisationUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 organisationId: string;
                 userId: string;
@@ -26196,7 +25924,10 @@ export interface operations {
     updateAdminOrganisationUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 organisationId: string;
                 userId: string;
@@ -26335,7 +26066,10 @@ export interface operations {
     createAdminOrganisationUserPasswordReset: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 organisationId: string;
                 userId: string;
@@ -26456,6 +26190,8 @@ export interface operations {
             header?: {
                 /** @description The last event id received */
                 "last-event-id"?: string;
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
             };
             path?: never;
             cookie?: never;
@@ -26560,7 +26296,10 @@ export interface operations {
     quoteSmsMessages: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26698,7 +26437,10 @@ export interface operations {
     quoteSmsCampaigns: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26842,7 +26584,10 @@ export interface operations {
     quoteRcsMessages: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -26984,7 +26729,10 @@ export interface operations {
     quoteVoiceMessages: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27116,7 +26864,10 @@ export interface operations {
     listSmsMessageLinks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -27232,7 +26983,10 @@ export interface operations {
     importAdminConnectorRates: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path: {
                 id: string;
             };
@@ -27403,7 +27157,10 @@ export interface operations {
                 /** @description Replies, called with GET */
                 notification_url_reponse?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27546,7 +27303,10 @@ export interface operations {
     legacySendSmsByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27787,7 +27547,10 @@ export interface operations {
                 /** @description Replies, called with GET */
                 notification_url_reponse?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -27930,7 +27693,10 @@ export interface operations {
     legacySendSmsBatchByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28129,7 +27895,10 @@ export interface operations {
                 /** @description Call reports, called with GET */
                 notification_url?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28272,7 +28041,10 @@ export interface operations {
     legacySendVoiceMessageByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28481,7 +28253,10 @@ export interface operations {
                 /** @description The id answered by the send */
                 smsID?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28624,7 +28399,10 @@ export interface operations {
     legacySmsStatusByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28809,7 +28587,10 @@ export interface operations {
                 /** @description The id answered by the send */
                 smsID?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -28952,7 +28733,10 @@ export interface operations {
     legacyCompteRenduByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29137,7 +28921,10 @@ export interface operations {
                 /** @description The id answered by the send */
                 smsID?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29280,7 +29067,10 @@ export interface operations {
     legacyDeleteSmsByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29463,7 +29253,10 @@ export interface operations {
                 /** @description UTF-8, ISO-8859-15 or ISO-8859-1: how the parameters are encoded, and the charset of the answer (its Content-Type names it; a character the charset lacks is answered as ?). Without it, parameters are read as ISO-8859-15 (the legacy API’s charset), or UTF-8 for classe_msg=9 and for values whose bytes are UTF-8 with multi-byte characters; smsList.do and responseList.do answer in ISO-8859-15 and the others in UTF-8, unless a form’s Content-Type names a charset */
                 charset?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29606,7 +29399,10 @@ export interface operations {
     legacyCreditByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29791,7 +29587,10 @@ export interface operations {
                 /** @description Reference kept with the transfer */
                 reference?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -29934,7 +29733,10 @@ export interface operations {
     legacyCreditTransfertByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -30127,7 +29929,10 @@ export interface operations {
                 /** @description How many sends: 1–1000, default 50 */
                 offset?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -30270,7 +30075,10 @@ export interface operations {
     legacySmsListByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -30461,7 +30269,10 @@ export interface operations {
                 /** @description ddMMyyyy-HH:mm: replies until this minute, included */
                 endDate?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -30604,7 +30415,10 @@ export interface operations {
     legacyResponseListByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -30813,7 +30627,10 @@ export interface operations {
                 /** @description Anything else about the contact */
                 other?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -30956,7 +30773,10 @@ export interface operations {
     legacyAddContactByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -31191,7 +31011,10 @@ export interface operations {
                 /** @description Email address */
                 email?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -31334,7 +31157,10 @@ export interface operations {
     legacyCreateSubAccountByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -31571,7 +31397,10 @@ export interface operations {
                 /** @description The login of the sub-account to delete */
                 pseudoToDelete?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -31714,7 +31543,10 @@ export interface operations {
     legacyDeleteSubAccountByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -31899,7 +31731,10 @@ export interface operations {
                 /** @description Another name of pseudo */
                 username?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -32028,7 +31863,10 @@ export interface operations {
     legacyCreateAuthorisationByForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
             path?: never;
             cookie?: never;
         };
