@@ -2654,6 +2654,24 @@ export interface components {
         SentMessage: components["schemas"]["Message"] & {
             /** @constant */
             direction?: "MT";
+            /** @description Set on every sent (MT) message; absent on received (MO) messages */
+            status: {
+                /** @enum {string} */
+                value: "SCHEDULED" | "ENROUTE" | "DELIVERED" | "UNDELIVERABLE" | "UNDELIVERED" | "READ" | "CANCELLED";
+                deliveryDate: string;
+                /** @description Why, for a message that failed or was cancelled */
+                detail?: string;
+                lookup?: {
+                    mccMnc: string;
+                    country?: string;
+                    network?: string;
+                };
+            };
+            price: {
+                amount: number;
+                currency: string;
+                kind?: string;
+            };
         };
     };
     responses: never;
@@ -9119,7 +9137,7 @@ export interface operations {
             query?: never;
             header?: {
                 /** @description Makes retries safe: the same key and body get the first answer, and nothing moves twice */
-                "idempotency-key"?: string;
+                "Idempotency-Key"?: string;
                 /** @description An id for this request (1 to 128 letters, digits or ._:@/+=-), answered back and written in the logs; Tern makes one otherwise */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
             };

@@ -228,8 +228,11 @@ export function enrichOpenApi(doc: Json): Json {
       op.parameters.push({ $ref: '#/components/parameters/X-Request-Id' });
       if (idempotent) {
         const declared = (op.parameters as Json[]).find((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key');
-        if (declared) declared.example ??= IDEMPOTENCY_KEY.example;
-        else op.parameters.push(IDEMPOTENCY_KEY);
+        if (declared) {
+          // A route's header schema names it in lower case (as Node reads headers): spelled as everywhere else.
+          declared.name = IDEMPOTENCY_KEY.name;
+          declared.example ??= IDEMPOTENCY_KEY.example;
+        } else op.parameters.push(IDEMPOTENCY_KEY);
       }
       // A send answers the message it made: its status is set.
       if (idempotent && op.responses['201']?.content?.['application/json']?.schema?.$ref === '#/components/schemas/Message') {
@@ -253,7 +256,16 @@ function addSentMessage(doc: Json): void {
   }
   schemas.SentMessage ??= {
     description: 'The message object of a sent (MT) message: the answer of a send, where the status and price are always set',
-    allOf: [{ $ref: '#/components/schemas/Message' }, { type: 'object', required: ['status', 'price'], properties: { direction: { const: 'MT' } } }],
+    // The two properties repeated beside `required`: generators read a `required` only with the properties it names,
+    // and would leave `status?` optional in the client's types.
+    allOf: [
+      { $ref: '#/components/schemas/Message' },
+      {
+        type: 'object',
+        required: ['status', 'price'],
+        properties: { direction: { const: 'MT' }, status: message.properties?.status ?? {}, price: message.properties?.price ?? {} },
+      },
+    ],
   };
 }
 
