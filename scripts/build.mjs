@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// `npm run build`: src/ compiled to dist/ (tsconfig.build.json) beside the modules that are JavaScript already (the
-// worker threads' entries), then the SDK (packages/sdk/dist) and the console (console/dist).
+// `npm run build`: the SDK (packages/sdk/dist), which the CLI imports as @tern/sdk, then src/ compiled to dist/
+// (tsconfig.build.json) beside the modules that are JavaScript already (the worker threads' entries), then the console
+// (console/dist).
 //
-// `--server`: only dist/. `--if-stale`: only when a file of src/ (or a tsconfig) is newer than the last build, so
-// `npm start` after an edit runs what was edited and costs nothing when nothing was.
+// `--server`: the SDK and dist/. `--sdk`: the SDK alone. `--if-stale`: each only when a file of its sources (or a
+// tsconfig) is newer than its last build, so `npm start` after an edit runs what was edited and costs nothing when
+// nothing was.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -15,10 +17,8 @@ function files(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
-function newestSource() {
-  const inputs = [...files('src'), 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
-  return Math.max(...inputs.map((f) => statSync(f).mtimeMs));
-}
+const newest = (inputs) => Math.max(...inputs.map((f) => statSync(f).mtimeMs));
+const newestSource = () => newest([...files('src'), 'tsconfig.json', 'tsconfig.build.json', 'package.json']);
 
 function run(command, commandArgs) {
   const r = spawnSync(command, commandArgs, { stdio: 'inherit' });
@@ -36,7 +36,23 @@ if (!existsSync(join('node_modules', 'typescript', 'bin', 'tsc'))) {
   process.exit(1);
 }
 
-const stale = !existsSync(STAMP) || newestSource() > statSync(STAMP).mtimeMs;
+// The SDK first: the CLI's compilation reads its declarations, and dist/ imports its JavaScript at run time.
+const SDK = join('packages', 'sdk');
+const SDK_BUILT = join(SDK, 'dist', 'index.js');
+const sdkStale = () =>
+  !existsSync(SDK_BUILT) ||
+  newest([...files(join(SDK, 'src')), join(SDK, 'tsconfig.json'), join(SDK, 'package.json'), 'tsconfig.json']) > statSync(SDK_BUILT).mtimeMs;
+const sdkBuilt = !args.has('--if-stale') || sdkStale();
+if (sdkBuilt) {
+  // Its JavaScript and declarations, with the generated types beside them.
+  run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', join(SDK, 'tsconfig.json')]);
+  copyFileSync(join(SDK, 'src', 'schema.d.ts'), join(SDK, 'dist', 'schema.d.ts'));
+  const now = new Date();
+  utimesSync(SDK_BUILT, now, now);
+}
+if (args.has('--sdk')) process.exit(0);
+
+const stale = sdkBuilt || !existsSync(STAMP) || newestSource() > statSync(STAMP).mtimeMs;
 if (!args.has('--if-stale') || stale) {
   run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
   for (const f of files('src').filter((f) => f.endsWith('.mjs') || f.endsWith('.json'))) {
@@ -47,13 +63,4 @@ if (!args.has('--if-stale') || stale) {
   const now = new Date();
   utimesSync(STAMP, now, now);
 }
-if (!args.has('--server')) {
-  // The SDK (packages/sdk/dist): its JavaScript and declarations, with the generated types beside them. The container
-  // image's build has only what the server needs (.dockerignore), and no SDK to build.
-  const sdk = join('packages', 'sdk');
-  if (existsSync(join(sdk, 'tsconfig.json'))) {
-    run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', join(sdk, 'tsconfig.json')]);
-    copyFileSync(join(sdk, 'src', 'schema.d.ts'), join(sdk, 'dist', 'schema.d.ts'));
-  }
-  run('npm', ['run', '--silent', 'build:console']);
-}
+if (!args.has('--server')) run('npm', ['run', '--silent', 'build:console']);

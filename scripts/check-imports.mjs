@@ -44,6 +44,12 @@ export const ROOMS = [
   { room: 'main', paths: ['main.ts'], may: ['cli'] },
 ];
 
+/**
+ * Packages of this repository (its workspaces) and the rooms that may import them: the SDK is a client of the REST
+ * API, the CLI's way in; the server itself never goes through it.
+ */
+export const WORKSPACE_PACKAGES = [{ name: '@tern/sdk', may: ['cli'] }];
+
 const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
 // `import … from '…'`, `export … from '…'`, `import '…'` (a statement's start, over several lines), and `import('…')`.
 const STATIC_IMPORT = /^[ \t]*(?:import\s+(?:[^'"`;]*?[\s}]from\s*)?|export\s+(?:type\s+)?[*{][^'"`;]*?[\s}]from\s*)['"]([^'"\n]+)['"]/gm;
@@ -57,11 +63,11 @@ function sourceFiles(dir) {
   });
 }
 
-/** The relative specifiers a file imports (packages and `node:` modules are not ours to check). */
-export function importsOf(text) {
+/** The specifiers a file imports: relative ones, or with `packages` the others (packages, `node:` modules). */
+export function importsOf(text, packages = false) {
   const found = new Set();
   for (const pattern of [STATIC_IMPORT, DYNAMIC_IMPORT]) {
-    for (const m of text.matchAll(pattern)) if (m[1].startsWith('.')) found.add(m[1]);
+    for (const m of text.matchAll(pattern)) if (m[1].startsWith('.') !== packages) found.add(m[1]);
   }
   return [...found];
 }
@@ -117,7 +123,12 @@ export function checkImports(root) {
     if (!fromRoom) problems.push(`src/${from}: in no room; add its path to ROOMS in scripts/check-imports.mjs`);
     const edges = new Set();
     graph.set(from, edges);
-    for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const specifier of importsOf(text, true)) {
+      const own = WORKSPACE_PACKAGES.find((p) => specifier === p.name || specifier.startsWith(`${p.name}/`));
+      if (own && !own.may.includes(fromRoom?.room)) problems.push(`src/${from}: imports ${specifier}, which only ${own.may.join(', ')} may import`);
+    }
+    for (const specifier of importsOf(text)) {
       const target = resolve(dirname(file), specifier);
       if (!existsSync(target) || !statSync(target).isFile()) {
         problems.push(`src/${from}: imports ${specifier}, which is no file`);

@@ -50,6 +50,14 @@ if (format.status !== 0) {
   process.exit(format.status ?? 1);
 }
 
+// The SDK's build (packages/sdk/dist), when its sources are newer: the CLI imports it as @tern/sdk, its declarations
+// for the typecheck and its JavaScript at run time.
+const sdk = spawnSync(process.execPath, ['scripts/build.mjs', '--sdk', '--if-stale'], { stdio: 'inherit' });
+if (sdk.status !== 0) {
+  console.error('the SDK’s build failed');
+  process.exit(sdk.status ?? 1);
+}
+
 rmSync(BUILD, { recursive: true, force: true });
 for (const dir of ['src', 'test']) cpSync(dir, join(BUILD, dir), { recursive: true });
 // What the sources find next to them by relative path from the repository's root (the console's build).

@@ -1,22 +1,39 @@
+import {
+  apiError,
+  errorBodyOf,
+  retryDelayMs as backoffMs,
+  sendWithRetries,
+  TernApiError,
+  TernAuthError,
+  TernConflictError,
+  TernConnectionError,
+  TernNotFoundError,
+  TernRateLimitError,
+  TernServerError,
+} from '@tern/sdk';
 import { CliError, EXIT } from './io.ts';
 import type { Connection } from './profile.ts';
 
-/** An error answer of the API, `{errorCode, message, detail}`. */
+/** An error answer of the API, `{errorCode, message, detail}`: the SDK's error, with the exit code its kind means. */
 export class ApiError extends CliError {
-  constructor(
-    readonly status: number,
-    readonly errorCode: string,
-    readonly detail: string,
-  ) {
-    super(`${errorCode}: ${detail}`, exitCodeOf(status));
+  readonly status: number;
+  readonly errorCode: string;
+  readonly detail: string;
+
+  constructor(readonly answer: TernApiError) {
+    const detail = answer.detail || answer.message;
+    super(`${answer.errorCode}: ${detail}`, exitCodeOf(answer));
+    this.status = answer.status;
+    this.errorCode = answer.errorCode;
+    this.detail = detail;
   }
 }
 
-export function exitCodeOf(status: number): number {
-  if (status === 401 || status === 403) return EXIT.AUTH;
-  if (status === 404) return EXIT.NOT_FOUND;
-  if (status === 409) return EXIT.CONFLICT;
-  if (status === 429 || status >= 500) return EXIT.UNAVAILABLE;
+export function exitCodeOf(err: TernApiError): number {
+  if (err instanceof TernAuthError) return EXIT.AUTH;
+  if (err instanceof TernNotFoundError) return EXIT.NOT_FOUND;
+  if (err instanceof TernConflictError) return EXIT.CONFLICT;
+  if (err instanceof TernRateLimitError || err instanceof TernServerError) return EXIT.UNAVAILABLE;
   return EXIT.FAILED;
 }
 
@@ -37,23 +54,29 @@ export interface RequestOptions {
 /** A request answered 429 is tried again this many times unless the command says otherwise. */
 export const DEFAULT_RETRIES = 5;
 
-/** The longest wait between two tries, whatever Retry-After says. */
-const MAX_WAIT_MS = 60_000;
+/**
+ * The SDK's waits without their jitter (a command's waits are shown and counted), doubling from one second, at most a
+ * minute whatever Retry-After says.
+ */
+const WAITS = { retries: DEFAULT_RETRIES, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
 /**
  * How long to wait before trying again: Retry-After in seconds or as an HTTP date, else a backoff doubling from one
- * second with the attempt. At most MAX_WAIT_MS, at least 100 ms.
+ * second with the attempt (0 for the first retry). At most a minute, at least 100 ms.
  */
 export function retryDelayMs(retryAfter: string | null, attempt: number, now = Date.now()): number {
-  const backoff = Math.min(MAX_WAIT_MS, 1000 * 2 ** Math.min(attempt, 6));
-  let ms = backoff;
-  const value = retryAfter?.trim() ?? '';
-  if (/^\d+(\.\d+)?$/.test(value)) ms = Number(value) * 1000;
-  else if (value !== '' && Number.isFinite(Date.parse(value))) ms = Date.parse(value) - now;
-  return Math.min(MAX_WAIT_MS, Math.max(100, ms));
+  return Math.max(
+    100,
+    backoffMs(attempt + 1, retryAfter, WAITS, () => 1, now),
+  );
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The CLI tries again only what Tern refused before doing anything: a 429, and a 503 with Retry-After (the database
+ * unavailable for a moment). Anything else, and no answer at all, is said at once.
+ */
+const refusedForNow = (status: number, _errorCode: string, _repeatable: boolean, retryAfter: string | null) =>
+  status === 429 || (status === 503 && retryAfter !== null);
 
 /** The REST API of one Tern, with the connection's keys: the CLI's only way in. */
 export class Client {
@@ -72,47 +95,45 @@ export class Client {
     return k;
   }
 
-  async raw(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
+  /** A successful answer, its body unread; an error answer is thrown as ApiError, after the retries `opts` allow. */
+  async send(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.key(opts.admin), 'x-tern-client': 'cli', ...opts.headers };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     try {
-      return await fetch(this.conn.url + path, {
-        method,
-        headers,
-        ...(opts.body !== undefined && { body: JSON.stringify(opts.body) }),
-      });
+      return await sendWithRetries(
+        {
+          method,
+          baseUrl: this.conn.url,
+          path,
+          url: this.conn.url + path,
+          headers,
+          ...(opts.body !== undefined && { body: JSON.stringify(opts.body) }),
+          repeatable: method === 'GET' || method === 'PUT' || method === 'DELETE' || headers['idempotency-key'] !== undefined,
+        },
+        {
+          retry: { ...WAITS, retries: opts.retries ?? DEFAULT_RETRIES },
+          retryable: refusedForNow,
+          retryNoAnswer: false,
+          delayMs: (attempt, retryAfter) => retryDelayMs(retryAfter, attempt - 2),
+          ...(opts.onWait && { onRetry: (e: { delayMs: number }) => opts.onWait!(e.delayMs) }),
+        },
+      );
     } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      if (err instanceof TernApiError) throw new ApiError(err);
+      if (!(err instanceof TernConnectionError)) throw err;
+      const failure = err.cause as Error & { cause?: { code?: string; message?: string } };
       throw new CliError(
-        `Tern does not answer at ${this.conn.url} (${cause?.code ?? cause?.message ?? (err as Error).message}): is it running? (TERN_URL)`,
+        `Tern does not answer at ${this.conn.url} (${failure.cause?.code ?? failure.cause?.message ?? failure.message}): is it running? (TERN_URL)`,
         EXIT.UNAVAILABLE,
       );
     }
   }
 
-  /** `raw`, tried again after the wait a 429 (or a 503 with Retry-After) asks for, `opts.retries` times. */
-  async patient(method: string, path: string, opts: RequestOptions = {}): Promise<Response> {
-    const retries = opts.retries ?? DEFAULT_RETRIES;
-    for (let attempt = 0; ; attempt++) {
-      const res = await this.raw(method, path, opts);
-      const retryAfter = res.headers.get('retry-after');
-      if (attempt >= retries || !(res.status === 429 || (res.status === 503 && retryAfter !== null))) return res;
-      await res.arrayBuffer();
-      const ms = retryDelayMs(retryAfter, attempt);
-      opts.onWait?.(ms);
-      await sleep(ms);
-    }
-  }
-
   async call<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<{ body: T; headers: Headers }> {
-    const res = await this.patient(method, path, opts);
+    const res = await this.send(method, path, opts);
     const text = await res.text();
     let body: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') body = JSON.parse(text);
-    if (!res.ok) {
-      const e = (typeof body === 'object' && body !== null ? body : {}) as { errorCode?: string; detail?: string; message?: string };
-      throw new ApiError(res.status, e.errorCode ?? `${res.status}`, e.detail ?? e.message ?? (text || res.statusText));
-    }
     return { body: body as T, headers: res.headers };
   }
 
@@ -168,14 +189,7 @@ export async function follow(
       continue;
     }
     if (!res.ok || !res.body) {
-      const text = await res.text();
-      let e: { errorCode?: string; detail?: string } = {};
-      try {
-        e = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      throw new ApiError(res.status, e.errorCode ?? String(res.status), e.detail ?? text);
+      throw new ApiError(apiError(res.status, errorBodyOf(res.status, res.statusText, await res.text()), res.headers.get('x-request-id') ?? undefined));
     }
     failures = 0;
     const decoder = new TextDecoder();

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/index.ts';
 import { envPairs, execForm, healthcheck, parseDockerfile, parseInstructions, type Stage } from '../support/dockerfile.ts';
@@ -88,19 +88,27 @@ describe('Dockerfile', () => {
     }
   });
 
-  test('the last stage holds dist/, console/dist, bin/, package.json and production node_modules, owned by root', () => {
+  test('the last stage holds dist/, console/dist, bin/, package.json, the SDK and production node_modules, owned by root', () => {
     let workdir = '/';
     for (const i of final.instructions) {
       if (i.keyword === 'WORKDIR') workdir = i.args;
       if (i.keyword === 'COPY') assert.equal(workdir, '/app', `line ${i.line}: the application is copied into /app`);
     }
-    const held = copies(final).flatMap((c) => (/^\.\/?$/.test(c.dest) ? c.sources.map((s) => basename(s)) : [c.dest.replace(/\/$/, '')]));
-    assert.deepEqual(held.sort(), ['bin', 'console/dist', 'dist', 'node_modules', 'package.json']);
+    const held = copies(final).flatMap((c) => (c.dest.endsWith('/') || c.dest === '.' ? c.sources.map((s) => join(c.dest, basename(s))) : [c.dest]));
+    assert.deepEqual(held.sort(), ['bin', 'console/dist', 'dist', 'node_modules', 'package.json', 'packages/sdk/dist', 'packages/sdk/package.json']);
     for (const c of all(final, 'COPY')) assert.doesNotMatch(c.args, /--chown|--chmod/, `line ${c.line}: the application is not the server's to change`);
     const modules = copies(final).find((c) => c.dest === 'node_modules')!;
     assert.ok(all(stageNamed(modules.from!), 'RUN').some((r) => /\bnpm ci\b.*--omit=dev/.test(r.args)), 'production dependencies only');
-    const compiled = copies(final).find((c) => c.dest === 'dist')!;
-    assert.ok(all(stageNamed(compiled.from!), 'RUN').some((r) => /\bnpm run build\b/.test(r.args)));
+    for (const built of ['dist', 'packages/sdk/dist']) {
+      const compiled = copies(final).find((c) => c.dest === built)!;
+      assert.ok(all(stageNamed(compiled.from!), 'RUN').some((r) => /\bnpm run build\b/.test(r.args)), `${built} as npm run build makes it`);
+    }
+    // node_modules/@tern/sdk is the workspace's link: each install has the SDK's manifest to make it.
+    for (const stage of dockerfile.stages.filter((s) => all(s, 'RUN').some((r) => /\bnpm ci\b/.test(r.args)))) {
+      const manifest = stage.instructions.findIndex((i) => i.keyword === 'COPY' && /\bpackages\/sdk\/package\.json\b/.test(i.args));
+      const install = stage.instructions.findIndex((i) => i.keyword === 'RUN' && /\bnpm ci\b/.test(i.args));
+      assert.ok(manifest >= 0 && manifest < install, `stage ${stage.name}: the SDK's manifest before npm ci`);
+    }
   });
 
   test('runs as a user of its own, not root, who owns the one volume, which holds the database', () => {

@@ -4,14 +4,15 @@
 // empty home). It takes messages over HTTP, is stopped with SIGTERM while sends are under way, and started again on
 // the same data: every message it acknowledged is there and reaches its final status.
 //
-// No container engine runs here: the image's layout is rebuilt in a temporary directory (dist/, console/dist, bin/,
-// package.json, and node_modules installed by the Dockerfile's own npm commands), and the process gets an
+// No container engine runs here: the image's layout is rebuilt in a temporary directory (what its last stage copies:
+// dist/, console/dist, bin/, package.json, the SDK's build, and node_modules installed by the Dockerfile's own npm
+// commands), and the process gets an
 // unprivileged user by its ids.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { after, test } from 'node:test';
 import { envPairs, execForm, healthcheck, parseDockerfile } from '../support/dockerfile.ts';
 import { freePort } from '../support/process.ts';
@@ -38,6 +39,15 @@ const image = (() => {
     command: [...execForm(lastOf('ENTRYPOINT'))!, ...execForm(lastOf('CMD'))!],
     env: Object.assign({}, ...final.instructions.filter((i) => i.keyword === 'ENV').map((i) => envPairs(i.args))) as Record<string, string>,
     healthcheck: hc === 'NONE' ? assert.fail('HEALTHCHECK NONE') : hc.command!,
+    /** What the stage copies into the application, but node_modules (installed below by its own npm commands). */
+    files: final.instructions
+      .filter((i) => i.keyword === 'COPY')
+      .flatMap((i) => {
+        const words = i.args.split(/\s+/).filter((w) => !w.startsWith('--'));
+        const dest = words.at(-1)!;
+        return words.slice(0, -1).map((source) => (dest.endsWith('/') || dest === '.' ? join(dest, basename(source)) : dest));
+      })
+      .filter((path) => path !== 'node_modules'),
   };
 })();
 
@@ -73,8 +83,9 @@ function readOnly(path: string): void {
 
 let application: string | null = null;
 /**
- * The image's WORKDIR as its last stage makes it, owned by root and read-only: dist/ and console/dist as `npm run
- * build` makes them (rebuilt here only when src/ changed), bin/, the manifest the Dockerfile edits, and the production
+ * The image's WORKDIR as its last stage makes it, owned by root and read-only: dist/, console/dist and the SDK's build
+ * as `npm run build` makes them (rebuilt here only when their sources changed), bin/, the manifest the Dockerfile
+ * edits, and the production
  * dependencies installed by its own npm commands (from npm's cache when it has them): a module the server needs at run
  * time from a development dependency fails here as it would in the image.
  */
@@ -87,7 +98,8 @@ function applicationTree(): string {
   chmodSync(root, 0o755);
   const app = join(root, 'app');
   mkdirSync(join(app, 'console'), { recursive: true });
-  for (const path of ['dist', join('console', 'dist'), 'bin', 'package.json', 'package-lock.json']) cpSync(join(ROOT, path), join(app, path), { recursive: true });
+  // The image's files as this checkout has them (the same paths), and the lock its install reads.
+  for (const path of [...image.files, 'package-lock.json']) cpSync(join(ROOT, path), join(app, path), { recursive: true });
   run(npmSteps.manifest, app);
   run([...npmSteps.production, '--prefer-offline'], app);
   // The image's last stage copies package.json, not the lock.
@@ -227,6 +239,8 @@ forEachDialect('the built server started as the image starts it', (dialect: Dial
       assert.equal(existsSync(join(tree.app, 'node_modules', absent)), false, `${absent} is not installed`);
     }
     assert.ok(existsSync(join(tree.app, 'node_modules', 'better-sqlite3')));
+    // The SDK the CLI imports (and the server with it): the install's link to the image's copy of its build.
+    assert.ok(existsSync(join(tree.app, 'node_modules', '@tern', 'sdk', 'dist', 'index.js')), '@tern/sdk resolves to the SDK built in the image');
     const database = dialect === 'sqlite' ? null : await freshDatabase('postgres');
     t.after(() => database?.cleanup());
     const env = containerEnv(tree, {

@@ -86,6 +86,17 @@ describe('scripts/check-imports.mjs', () => {
     assert.match(reexport.err, /store may not import core/);
   });
 
+  test('only the CLI may import the SDK (@tern/sdk)', () => {
+    const cli = check({ ...LAYERED, 'cli/client.ts': "import { sendWithRetries } from '@tern/sdk';\nexport const send = sendWithRetries;\n" });
+    assert.equal(cli.status, 0, cli.err);
+    const door = check({
+      ...LAYERED,
+      'doors/rest/funds.ts': "import { funds } from '../../core/funds.ts';\nimport type { Tern } from '@tern/sdk';\nexport const answer = funds;\n",
+    });
+    assert.equal(door.status, 1);
+    assert.match(door.err, /^src\/doors\/rest\/funds\.ts: imports @tern\/sdk, which only cli may import$/m);
+  });
+
   test('a path built from strings is not an import', () => {
     const r = check({
       ...LAYERED,

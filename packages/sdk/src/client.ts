@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { apiError, errorBodyOf, TernConnectionError } from './errors.ts';
 import { items, type Page, type PageOptions, pages } from './pagination.ts';
-import { DEFAULT_RETRY, retryableStatus, retryAfterMs, retryDelayMs, type RetryOptions } from './retry.ts';
+import { DEFAULT_RETRY, type RetryOptions } from './retry.ts';
+import { type RetryEvent, sendWithRetries } from './transport.ts';
 import type { Answer, AnswerOf, Body, MethodsOf, OperationOf, paths, Query, RcsMessage, RequestInput } from './types.ts';
 
 export interface TernOptions {
@@ -16,17 +16,6 @@ export interface TernOptions {
   onRetry?: (event: RetryEvent) => void;
   /** Another fetch (a proxy's, a test's); default the global one. */
   fetch?: typeof fetch;
-}
-
-export interface RetryEvent {
-  method: string;
-  path: string;
-  /** The try about to be made, from 2. */
-  attempt: number;
-  delayMs: number;
-  /** The status that caused it, or the error when there was no answer. */
-  status?: number;
-  error?: unknown;
 }
 
 type Json = Record<string, unknown>;
@@ -47,21 +36,6 @@ function queryString(query: Json | undefined): string {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
-
-/** Waits `ms`, or rejects when `signal` aborts first (its listener removed either way: one signal may serve many calls). */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 
 /**
  * A client of Tern's REST API. Every call is typed from the OpenAPI document; errors are thrown as TernApiError
@@ -103,47 +77,26 @@ export class Tern {
       idempotencyKey?: string;
       signal?: AbortSignal;
     };
-    const url = this.#baseUrl + fillPath(path, init.path) + queryString(init.query);
     const verb = method.toUpperCase();
     const headers: Record<string, string> = { accept: 'application/json', 'x-api-key': this.#apiKey, ...init.headers };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (init.idempotencyKey !== undefined) headers['idempotency-key'] = init.idempotencyKey;
-    const body = init.body === undefined ? undefined : JSON.stringify(init.body);
-    const repeatable = verb === 'GET' || verb === 'PUT' || verb === 'DELETE' || init.idempotencyKey !== undefined;
-
-    for (let attempt = 1; ; attempt++) {
-      const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(this.#timeoutMs)]) : AbortSignal.timeout(this.#timeoutMs);
-      let res: Response;
-      try {
-        res = await this.#fetch(url, { method: verb, headers, body, signal });
-      } catch (error) {
-        if (init.signal?.aborted) throw error;
-        if (!repeatable || attempt > this.#retry.retries) {
-          throw new TernConnectionError(`${verb} ${path}: no answer from ${this.#baseUrl} (${(error as Error).message})`, { cause: error });
-        }
-        await this.#wait({ method: verb, path, attempt: attempt + 1, error }, null, init.signal);
-        continue;
-      }
-      const text = await res.text();
-      if (res.ok) {
-        if (text === '' || !(res.headers.get('content-type') ?? '').includes('json')) return (text === '' ? undefined : text) as AnswerOf<OperationOf<P, M>>;
-        return JSON.parse(text) as AnswerOf<OperationOf<P, M>>;
-      }
-      const error = errorBodyOf(res.status, res.statusText, text);
-      const retryAfter = res.headers.get('retry-after');
-      if (attempt <= this.#retry.retries && retryableStatus(res.status, error.errorCode, repeatable)) {
-        await this.#wait({ method: verb, path, attempt: attempt + 1, status: res.status }, retryAfter, init.signal);
-        continue;
-      }
-      const seconds = retryAfterMs(retryAfter);
-      throw apiError(res.status, error, res.headers.get('x-request-id') ?? undefined, seconds === undefined ? undefined : seconds / 1000);
-    }
-  }
-
-  async #wait(event: Omit<RetryEvent, 'delayMs'>, retryAfter: string | null, signal: AbortSignal | undefined): Promise<void> {
-    const delayMs = retryDelayMs(event.attempt - 1, retryAfter, this.#retry);
-    this.#onRetry?.({ ...event, delayMs });
-    await sleep(delayMs, signal);
+    const res = await sendWithRetries(
+      {
+        method: verb,
+        baseUrl: this.#baseUrl,
+        path,
+        url: this.#baseUrl + fillPath(path, init.path) + queryString(init.query),
+        headers,
+        ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+        repeatable: verb === 'GET' || verb === 'PUT' || verb === 'DELETE' || init.idempotencyKey !== undefined,
+        ...(init.signal && { signal: init.signal }),
+      },
+      { retry: this.#retry, timeoutMs: this.#timeoutMs, fetch: this.#fetch, ...(this.#onRetry && { onRetry: this.#onRetry }) },
+    );
+    const text = await res.text();
+    if (text === '' || !(res.headers.get('content-type') ?? '').includes('json')) return (text === '' ? undefined : text) as AnswerOf<OperationOf<P, M>>;
+    return JSON.parse(text) as AnswerOf<OperationOf<P, M>>;
   }
 
   /** A send: its Idempotency-Key is the caller's or a new one, the same for every try. */

@@ -1,6 +1,8 @@
-export { Tern, type RetryEvent, type SendOptions, type TernOptions } from './client.ts';
+export { Tern, type SendOptions, type TernOptions } from './client.ts';
 export {
+  apiError,
   type ErrorBody,
+  errorBodyOf,
   TernApiError,
   TernAuthError,
   TernConflictError,
@@ -12,5 +14,6 @@ export {
 } from './errors.ts';
 export { items, type Page, type PageOptions, pages } from './pagination.ts';
 export { DEFAULT_RETRY, type RetryOptions, retryAfterMs, retryDelayMs } from './retry.ts';
+export { type OutgoingRequest, type RetryEvent, sendWithRetries, type TransportOptions } from './transport.ts';
 export type * from './types.ts';
 export { signWebhook, type VerifiedWebhook, type VerifyOptions, verifyWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.ts';

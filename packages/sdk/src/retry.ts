@@ -23,8 +23,8 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
  * The wait before try `attempt` (1 for the first retry): what Retry-After asks for when the server said, else an
  * exponential backoff with full jitter (clients told to retry at once do not all come back in the same instant).
  */
-export function retryDelayMs(attempt: number, retryAfter: string | null, options: Required<RetryOptions>, random = Math.random): number {
-  const asked = retryAfterMs(retryAfter);
+export function retryDelayMs(attempt: number, retryAfter: string | null, options: Required<RetryOptions>, random = Math.random, now = Date.now()): number {
+  const asked = retryAfterMs(retryAfter, now);
   if (asked !== undefined) return Math.min(options.maxDelayMs, asked);
   const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
