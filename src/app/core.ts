@@ -102,7 +102,7 @@ export async function buildCore(config: TernConfig, store: Store, logger: Logger
   // Rates that must hold in every sliding second across the cluster: operator connections' and SMPP customers' tps.
   const pace = new SlidingSecondLimiter(store);
   const connectors = new ConnectorService(store, carrierEvents.sink, { box, pace, cluster, publicBase });
-  const connectorAdmin = new ConnectorAdmin(store, KINDS, box);
+  const connectorAdmin = new ConnectorAdmin(store, KINDS, box, connectors);
   const deliveryQuality = new DeliveryQuality(store);
 
   const voice = new VoiceService(store, messaging, createTextToSpeech(config.tts), logger.child({ component: 'voice' }));

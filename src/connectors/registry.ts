@@ -80,6 +80,7 @@ export class ConnectorRegistry {
   async start(): Promise<void> {
     await this.load();
     this.service.onChange(() => void this.load().catch((err) => this.logger.error({ err }, 'reloading connectors failed')));
+    this.service.applyWith(() => this.load());
   }
 
   /** Brings the running connectors in line with their definitions (one load at a time). */

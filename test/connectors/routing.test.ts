@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { uuidv7 } from '../../src/domain/ids.ts';
 import { createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../support/server.ts';
-import { eventually } from '../support/wait.ts';
+import { eventually, sleep } from '../support/wait.ts';
 
 forEachDialect('connectors and routes as data', (dialect) => {
   let server: TestServer;
@@ -56,6 +57,28 @@ forEachDialect('connectors and routes as data', (dialect) => {
     return r.body.messageId as string;
   };
   const message = (id: string) => db().selectFrom('messages').select(['status', 'status_detail', 'connector']).where('id', '=', id).executeTakeFirstOrThrow();
+
+  test('a route made through the API is in force on its node when the answer comes', async (t) => {
+    if (dialect !== 'postgres') return t.skip('SQLite reads the routes again in the same turn as the commit: no window to hold open');
+    const admin = (method: string, path: string, body?: unknown) => request(server, method, path, { key: server.adminKey, body });
+    // The reload after a change reads the rates too: held here, it cannot end until they are let go.
+    const schema = new URL(server.app.config.databaseUrl).searchParams.get('schema');
+    const holder = new pg.Client({ connectionString: server.app.config.databaseUrl.replace(/\?.*$/, '') });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`lock table ${schema}.connector_rates in access exclusive mode`);
+      const made = admin('POST', '/admin/v1/routes', { name: 'at once', priority: 1, match: { prefix: '3361556' }, connectors: [{ connector: 'simulator' }] });
+      // Answered while the reload waits, the change would not be in force yet: what routes/test says then is asked.
+      const early = await Promise.race([made.then(() => admin('POST', '/admin/v1/routes/test', { to: '33615561234' })), sleep(1_000).then(() => null)]);
+      await holder.query('commit');
+      assert.equal((await made).status, 201);
+      const tried = early ?? (await admin('POST', '/admin/v1/routes/test', { to: '33615561234' }));
+      assert.equal(tried.body.route, 'at once', early ? `answered before the reload: ${tried.text}` : tried.text);
+    } finally {
+      await holder.end();
+    }
+  });
 
   test('the default data reproduces the embedded setup: the simulator for everything, its voice network for voice', async () => {
     const connectors = await db().selectFrom('connectors').select(['name', 'kind', 'source']).orderBy('name').execute();

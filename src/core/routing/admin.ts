@@ -15,7 +15,7 @@ import {
   type MarginTotal,
   marginTotals,
 } from '../../store/rates.ts';
-import { toRate } from './service.ts';
+import { type ConnectorService, toRate } from './service.ts';
 import { listAttempts, type MessageAttemptRow } from '../../store/attempts.ts';
 import { findMessages } from '../../store/messages.ts';
 import {
@@ -121,10 +121,12 @@ export class ConnectorAdmin {
     private readonly store: Store,
     private readonly kinds: ConnectorKinds,
     private readonly box: SecretBox,
+    private readonly running?: Pick<ConnectorService, 'applyHere'>,
   ) {}
 
   private async changed(): Promise<void> {
     await this.store.signals.raise(this.store.db, 'config');
+    await this.running?.applyHere();
   }
 
   private view(r: ConnectorRow): ConnectorView {
@@ -480,6 +482,7 @@ export class ConnectorAdmin {
       await insertRateRows(trx, rows);
       await this.store.signals.raise(trx, 'config');
     });
+    await this.running?.applyHere();
     return rows.map(toRate);
   }
 
@@ -495,6 +498,7 @@ export class ConnectorAdmin {
       await deleteRateRows(trx, connectorId, [rateId]);
       await this.store.signals.raise(trx, 'config');
     });
+    await this.running?.applyHere();
     return rate;
   }
 

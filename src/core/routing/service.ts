@@ -112,6 +112,7 @@ export interface RecordHandoff {
 }
 
 export class ConnectorService {
+  private apply: () => Promise<void> = async () => undefined;
   readonly records: LeasedQueue<ConnectorRecordRow>;
   /** Told, on this node, the lanes records were just written due in: this node's timers take them. */
   private recordsDue: (lanes: ReadonlySet<Lane>) => void = () => undefined;
@@ -175,6 +176,20 @@ export class ConnectorService {
   /** Called when connectors or routes were changed (on this node or, on PostgreSQL, another one). */
   onChange(listener: () => void): () => void {
     return this.store.signals.on('config', listener);
+  }
+
+  /** How this node's running connectors and routes are brought in line with their definitions, once they run. */
+  applyWith(apply: () => Promise<void>): void {
+    this.apply = apply;
+  }
+
+  /**
+   * Brings this node's running connectors and routes in line with a change it just committed, before the change is
+   * answered: the next request here sees it (other nodes follow the `config` signal). A failure is the reload's to
+   * tell (it is tried again at the signal); the change stands.
+   */
+  async applyHere(): Promise<void> {
+    await this.apply().catch(() => undefined);
   }
 
   /** The context of a running connector. */
