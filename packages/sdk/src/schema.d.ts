@@ -14661,7 +14661,273 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                     /** @description The agent; default the channel's defaultFromField */
                     from?: string | null;
                     /** @description ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone */
@@ -14845,7 +15111,273 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                     /** @description The agent; default the channel's defaultFromField */
                     from?: string | null;
                     /** @description ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone */
@@ -15902,7 +16434,273 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                     /** @description The agent; default the channel's defaultFromField */
                     from?: string | null;
                     /** @description ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone */
@@ -16269,7 +17067,273 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                     /** @description The agent; default the channel's defaultFromField */
                     from?: string | null;
                     /** @description ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone */
@@ -16790,7 +17854,273 @@ export interface operations {
                     body?: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                 };
             };
         };
@@ -17277,7 +18607,273 @@ export interface operations {
                     body?: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                 };
             };
         };
@@ -17578,7 +19174,273 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                     /** @description The agent; default the channel's defaultFromField */
                     from?: string | null;
                     /** @description ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone */
@@ -17900,7 +19762,273 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "CARD" | "CAROUSEL" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CARD";
+                        /** @description A rich card: a title or media is required */
+                        content: {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        };
+                        /** @enum {string} */
+                        orientation?: "VERTICAL" | "HORIZONTAL";
+                        suggestions?: ({
+                            /** @enum {string} */
+                            type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                        } & ({
+                            /** @enum {string} */
+                            type: "REPLY";
+                            text: string;
+                            postbackData: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "OPEN_URL";
+                            text: string;
+                            postbackData: string;
+                            url: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "DIAL_PHONE";
+                            text: string;
+                            postbackData: string;
+                            phoneNumber: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "CREATE_CALENDAR_EVENT";
+                            text: string;
+                            postbackData: string;
+                            startTime: string;
+                            endTime: string;
+                            title: string;
+                            description?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "SHOW_LOCATION";
+                            text: string;
+                            postbackData: string;
+                            latitude: number;
+                            longitude: number;
+                            label?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "REQUEST_LOCATION";
+                            text: string;
+                            postbackData: string;
+                        }))[];
+                    } | {
+                        /** @enum {string} */
+                        type: "CAROUSEL";
+                        contents: ({
+                            /** @description A rich card: a title or media is required */
+                            content: {
+                                title?: string;
+                                description?: string;
+                                media?: {
+                                    fileUrl: string;
+                                    /** @enum {string} */
+                                    height?: "SHORT" | "MEDIUM" | "TALL";
+                                };
+                                suggestions?: ({
+                                    /** @enum {string} */
+                                    type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                                } & ({
+                                    /** @enum {string} */
+                                    type: "REPLY";
+                                    text: string;
+                                    postbackData: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "OPEN_URL";
+                                    text: string;
+                                    postbackData: string;
+                                    url: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "DIAL_PHONE";
+                                    text: string;
+                                    postbackData: string;
+                                    phoneNumber: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "CREATE_CALENDAR_EVENT";
+                                    text: string;
+                                    postbackData: string;
+                                    startTime: string;
+                                    endTime: string;
+                                    title: string;
+                                    description?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "SHOW_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                    latitude: number;
+                                    longitude: number;
+                                    label?: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "REQUEST_LOCATION";
+                                    text: string;
+                                    postbackData: string;
+                                }))[];
+                            };
+                        } | {
+                            title?: string;
+                            description?: string;
+                            media?: {
+                                fileUrl: string;
+                                /** @enum {string} */
+                                height?: "SHORT" | "MEDIUM" | "TALL";
+                            };
+                            suggestions?: ({
+                                /** @enum {string} */
+                                type: "REPLY" | "OPEN_URL" | "DIAL_PHONE" | "CREATE_CALENDAR_EVENT" | "SHOW_LOCATION" | "REQUEST_LOCATION";
+                            } & ({
+                                /** @enum {string} */
+                                type: "REPLY";
+                                text: string;
+                                postbackData: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "OPEN_URL";
+                                text: string;
+                                postbackData: string;
+                                url: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "DIAL_PHONE";
+                                text: string;
+                                postbackData: string;
+                                phoneNumber: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "CREATE_CALENDAR_EVENT";
+                                text: string;
+                                postbackData: string;
+                                startTime: string;
+                                endTime: string;
+                                title: string;
+                                description?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "SHOW_LOCATION";
+                                text: string;
+                                postbackData: string;
+                                latitude: number;
+                                longitude: number;
+                                label?: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "REQUEST_LOCATION";
+                                text: string;
+                                postbackData: string;
+                            }))[];
+                        })[];
+                        /** @enum {string} */
+                        cardWidth?: "SMALL" | "MEDIUM";
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        thumbnailUrl?: string;
+                        filename?: string;
+                        contentType?: string;
+                    });
                     /** @description The agent; default the channel's defaultFromField */
                     from?: string | null;
                     /** @description ISO 8601; a future date schedules the message; without an offset it is read in the organisation's timeZone */
@@ -20325,7 +22453,28 @@ export interface operations {
                     body: {
                         /** @enum {string} */
                         type: "TEXT" | "SUGGESTION" | "LOCATION" | "FILE";
-                    } & (unknown & unknown & unknown & unknown);
+                    } & ({
+                        /** @enum {string} */
+                        type: "TEXT";
+                        text: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "SUGGESTION";
+                        text: string;
+                        postbackData: string;
+                    } | {
+                        /** @enum {string} */
+                        type: "LOCATION";
+                        latitude: number;
+                        longitude: number;
+                    } | {
+                        /** @enum {string} */
+                        type: "FILE";
+                        fileUrl: string;
+                        filename: string;
+                        contentType: string;
+                        thumbnailUrl?: string;
+                    });
                 };
             };
         };

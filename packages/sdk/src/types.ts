@@ -43,9 +43,5 @@ export type Query<K extends keyof operations> = QueryOf<operations[K]>;
 export type Message = Schemas['Message'];
 export type SentMessage = Schemas['SentMessage'];
 
-/**
- * An RCS send. The document describes the variants of its `body` (TEXT, CARD, CAROUSEL, FILE) with JSON Schema's
- * if/then, which no generator turns into types: the fields beside `type` are open here, and Tern answers 400 naming
- * the field when one is wrong.
- */
-export type RcsMessage = Omit<Body<'createRcsMessage'>, 'body'> & { body: Body<'createRcsMessage'>['body'] & { [field: string]: unknown } };
+/** An RCS send: its `body` is one of TEXT, CARD, CAROUSEL and FILE, each with its own fields, told apart by `type`. */
+export type RcsMessage = Body<'createRcsMessage'>;

@@ -9,7 +9,10 @@
  * - `SentMessage`, the message object of a send's answer, where `status` is always set (only received messages have
  *   none);
  * - examples on every operation: hand-written ones on the most used (openapi-examples.ts), made from the schemas and
- *   shared sample values on the others (openapi-samples.ts).
+ *   shared sample values on the others (openapi-samples.ts);
+ * - the objects whose shape depends on their `type` (RCS bodies, suggestions) as a `oneOf` with a discriminator, and a
+ *   carousel card's two forms as an `anyOf`: the validator reads them as if/then (an error then names the field wrong
+ *   in the variant the `type` names), which generators cannot turn into a union — the same values, in their form.
  * It only adds to what the routes declare: an operation's own `operationId`, answers and headers win.
  */
 import { EXAMPLES, LEGACY_ANSWERS, MESSAGE_EXAMPLES, type OperationExample } from './openapi-examples.ts';
@@ -243,7 +246,30 @@ export function enrichOpenApi(doc: Json): Json {
       addSampleExamples(op, path, sampler);
     }
   }
-  return doc;
+  // A copy: the document's deeper schemas may be the routes' own objects, which the validator keeps reading.
+  return asUnions(structuredClone(doc)) as Json;
+}
+
+/** The if/then forms of `tagged` (routes/rcs.ts) and of the carousel card, as generators read a union. */
+function asUnions(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(asUnions);
+  if (node === null || typeof node !== 'object') return node;
+  const o = node as Json;
+  for (const key of Object.keys(o)) o[key] = asUnions(o[key]);
+  const variants = Array.isArray(o.allOf) ? (o.allOf as Json[]) : [];
+  // The document writes a `const` as a one-value `enum`.
+  const tagOf = (v: Json) => v.if?.properties?.type?.const ?? (v.if?.properties?.type?.enum?.length === 1 ? v.if.properties.type.enum[0] : undefined);
+  if (variants.length > 0 && variants.every((v) => tagOf(v) !== undefined && v.then && Object.keys(v).length === 2)) {
+    delete o.allOf;
+    o.oneOf = variants.map((v) => v.then);
+    o.discriminator = { propertyName: 'type' };
+  } else if (o.if && o.then && o.else) {
+    o.anyOf = [o.then, o.else];
+    delete o.if;
+    delete o.then;
+    delete o.else;
+  }
+  return o;
 }
 
 /** `SentMessage`: the message object of a sent (MT) message, whose status and price are always there. */
