@@ -80,7 +80,7 @@ export class ConnectorRegistry {
   async start(): Promise<void> {
     await this.load();
     this.service.onChange(() => void this.load().catch((err) => this.logger.error({ err }, 'reloading connectors failed')));
-    this.service.applyWith(() => this.load());
+    this.service.applyWith(() => this.loadRoutes());
   }
 
   /** Brings the running connectors in line with their definitions (one load at a time). */
@@ -92,13 +92,33 @@ export class ConnectorRegistry {
     return this.loading;
   }
 
-  private async apply(): Promise<void> {
+  /**
+   * A load, settled once its routes and rates are in force — not once every connector it changes has stopped and
+   * started again (a bind, a first probe of the operator's API: seconds, when the operator is slow to answer).
+   */
+  private loadRoutes(): Promise<void> {
+    let inForce!: () => void;
+    const routed = new Promise<void>((resolve) => (inForce = resolve));
+    this.loading = this.loading.then(
+      () => this.apply(inForce),
+      () => this.apply(inForce),
+    );
+    return Promise.race([routed, this.loading]);
+  }
+
+  private async apply(inForce?: () => void): Promise<void> {
     if (this.stopped) return;
     const { connectors, routes, rates } = await this.service.definitions();
     const wanted = new Map(connectors.filter((c) => c.enabled).map((c) => [c.id, c]));
     this.names_ = new Map(connectors.map((c) => [c.id, c.name]));
     const changed = (id: string, next: ConnectorDefinition | undefined) => !next || JSON.stringify(next) !== JSON.stringify(this.live.get(id)?.definition);
     this.starting = new Set([...wanted.values()].filter((d) => !this.live.has(d.id) || changed(d.id, d)).map((d) => d.name));
+    // The routes first: one naming a connector that is (re)starting waits for it ("back in a moment"), as it would
+    // while this load starts it.
+    this.routeList = routes.filter((r) => r.enabled);
+    this.rateList = rates;
+    for (const l of this.changeListeners) l();
+    inForce?.();
     for (const [id, l] of this.live) {
       const next = wanted.get(id);
       if (changed(id, next)) {
