@@ -8,6 +8,51 @@ export interface OperationExample {
   response?: { status: string; body: unknown };
 }
 
+/** An SMS as its send answered it, then as reading it after its delivery answers it. */
+const SMS_SENT = {
+  messageId: '01a251dd-0001-7000-8000-000000000001',
+  acceptedAt: '2026-12-07T18:56:09.018Z',
+  sentDate: '2026-12-07T18:56:09.018Z',
+  channel: {
+    channelId: '01a251dd-0002-7000-8000-000000000002',
+    name: 'Notifications',
+    type: 'SMS',
+    flow: 'TRANSACTIONAL',
+  },
+  type: 'SMS',
+  direction: 'MT',
+  recipient: {
+    to: '33612345678',
+  },
+  body: {
+    text: 'Your code is 123456',
+    encoding: 'GSM7',
+    messagePartCount: 1,
+    length: 19,
+    stop: false,
+  },
+  href: 'https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001',
+  from: 'ACME',
+  price: {
+    amount: 0.045,
+    currency: 'EUR',
+  },
+  status: {
+    value: 'ENROUTE',
+    deliveryDate: '2026-12-07T18:56:09.018Z',
+    lookup: {
+      mccMnc: '20810',
+      country: 'France',
+      network: 'SFR',
+    },
+  },
+  refClient: 'order-42',
+};
+const SMS_DELIVERED = {
+  ...SMS_SENT,
+  status: { ...SMS_SENT.status, value: 'DELIVERED', deliveryDate: '2026-12-07T18:56:09.039Z' },
+};
+
 export const EXAMPLES: Record<string, OperationExample> = {
   'POST /sms/v1/messages': {
     request: {
@@ -22,45 +67,7 @@ export const EXAMPLES: Record<string, OperationExample> = {
     },
     response: {
       status: '201',
-      body: {
-        messageId: '01a251dd-0001-7000-8000-000000000001',
-        acceptedAt: '2026-12-07T18:56:09.018Z',
-        sentDate: '2026-12-07T18:56:09.018Z',
-        channel: {
-          channelId: '01a251dd-0002-7000-8000-000000000002',
-          name: 'Notifications',
-          type: 'SMS',
-          flow: 'TRANSACTIONAL',
-        },
-        type: 'SMS',
-        direction: 'MT',
-        recipient: {
-          to: '33612345678',
-        },
-        body: {
-          text: 'Your code is 123456',
-          encoding: 'GSM7',
-          messagePartCount: 1,
-          length: 19,
-          stop: false,
-        },
-        href: 'https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001',
-        from: 'ACME',
-        price: {
-          amount: 0.045,
-          currency: 'EUR',
-        },
-        status: {
-          value: 'ENROUTE',
-          deliveryDate: '2026-12-07T18:56:09.018Z',
-          lookup: {
-            mccMnc: '20810',
-            country: 'France',
-            network: 'SFR',
-          },
-        },
-        refClient: 'order-42',
-      },
+      body: SMS_SENT,
     },
   },
   'POST /sms/v1/channels/{channelId}/messages': {
@@ -75,92 +82,14 @@ export const EXAMPLES: Record<string, OperationExample> = {
     },
     response: {
       status: '201',
-      body: {
-        messageId: '01a251dd-0001-7000-8000-000000000001',
-        acceptedAt: '2026-12-07T18:56:09.018Z',
-        sentDate: '2026-12-07T18:56:09.018Z',
-        channel: {
-          channelId: '01a251dd-0002-7000-8000-000000000002',
-          name: 'Notifications',
-          type: 'SMS',
-          flow: 'TRANSACTIONAL',
-        },
-        type: 'SMS',
-        direction: 'MT',
-        recipient: {
-          to: '33612345678',
-        },
-        body: {
-          text: 'Your code is 123456',
-          encoding: 'GSM7',
-          messagePartCount: 1,
-          length: 19,
-          stop: false,
-        },
-        href: 'https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001',
-        from: 'ACME',
-        price: {
-          amount: 0.045,
-          currency: 'EUR',
-        },
-        status: {
-          value: 'ENROUTE',
-          deliveryDate: '2026-12-07T18:56:09.018Z',
-          lookup: {
-            mccMnc: '20810',
-            country: 'France',
-            network: 'SFR',
-          },
-        },
-        refClient: 'order-42',
-      },
+      body: SMS_SENT,
     },
   },
   'GET /sms/v1/messages': {
     response: {
       status: '200',
       body: {
-        items: [
-          {
-            messageId: '01a251dd-0001-7000-8000-000000000001',
-            acceptedAt: '2026-12-07T18:56:09.018Z',
-            sentDate: '2026-12-07T18:56:09.018Z',
-            channel: {
-              channelId: '01a251dd-0002-7000-8000-000000000002',
-              name: 'Notifications',
-              type: 'SMS',
-              flow: 'TRANSACTIONAL',
-            },
-            type: 'SMS',
-            direction: 'MT',
-            recipient: {
-              to: '33612345678',
-            },
-            body: {
-              text: 'Your code is 123456',
-              encoding: 'GSM7',
-              messagePartCount: 1,
-              length: 19,
-              stop: false,
-            },
-            href: 'https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001',
-            from: 'ACME',
-            price: {
-              amount: 0.045,
-              currency: 'EUR',
-            },
-            status: {
-              value: 'DELIVERED',
-              deliveryDate: '2026-12-07T18:56:09.039Z',
-              lookup: {
-                mccMnc: '20810',
-                country: 'France',
-                network: 'SFR',
-              },
-            },
-            refClient: 'order-42',
-          },
-        ],
+        items: [SMS_DELIVERED],
         page: 1,
         pageSize: 20,
       },
@@ -169,45 +98,7 @@ export const EXAMPLES: Record<string, OperationExample> = {
   'GET /sms/v1/messages/{id}': {
     response: {
       status: '200',
-      body: {
-        messageId: '01a251dd-0001-7000-8000-000000000001',
-        acceptedAt: '2026-12-07T18:56:09.018Z',
-        sentDate: '2026-12-07T18:56:09.018Z',
-        channel: {
-          channelId: '01a251dd-0002-7000-8000-000000000002',
-          name: 'Notifications',
-          type: 'SMS',
-          flow: 'TRANSACTIONAL',
-        },
-        type: 'SMS',
-        direction: 'MT',
-        recipient: {
-          to: '33612345678',
-        },
-        body: {
-          text: 'Your code is 123456',
-          encoding: 'GSM7',
-          messagePartCount: 1,
-          length: 19,
-          stop: false,
-        },
-        href: 'https://tern.example.com/sms/v1/messages/01a251dd-0001-7000-8000-000000000001',
-        from: 'ACME',
-        price: {
-          amount: 0.045,
-          currency: 'EUR',
-        },
-        status: {
-          value: 'DELIVERED',
-          deliveryDate: '2026-12-07T18:56:09.039Z',
-          lookup: {
-            mccMnc: '20810',
-            country: 'France',
-            network: 'SFR',
-          },
-        },
-        refClient: 'order-42',
-      },
+      body: SMS_DELIVERED,
     },
   },
   'POST /sms/v1/campaigns': {
@@ -547,14 +438,13 @@ export const LEGACY_ANSWERS: Record<string, string> = {
     'id: 4711\nevent: message\ndata: {"eventId":"4711","kind":"STATUS","status":"DELIVERED","date":"2026-12-07T18:56:09.039Z","message":{"messageId":"01a251dd-0001-7000-8000-000000000001"}}\n\n',
 };
 
-const SMS_MESSAGE = (EXAMPLES['GET /sms/v1/messages/{id}']!.response!.body ?? {}) as Record<string, unknown>;
 const HREF = 'https://tern.example.com';
 
 /** The message object as each channel type answers it: the examples of every operation that answers messages. */
 export const MESSAGE_EXAMPLES: Record<string, Record<string, unknown>> = {
-  SMS: SMS_MESSAGE,
+  SMS: SMS_DELIVERED,
   RCS: {
-    ...SMS_MESSAGE,
+    ...SMS_DELIVERED,
     messageId: '01a251dd-001d-7000-8000-00000000001d',
     channel: { channelId: '01a251dd-001e-7000-8000-00000000001e', name: 'Deliveries', type: 'RCS', flow: 'TRANSACTIONAL' },
     type: 'RCS',
@@ -564,7 +454,7 @@ export const MESSAGE_EXAMPLES: Record<string, Record<string, unknown>> = {
     validity: { amount: 2, timeUnit: 'DAYS' },
   },
   VOICE: {
-    ...SMS_MESSAGE,
+    ...SMS_DELIVERED,
     messageId: '01a251dd-001f-7000-8000-00000000001f',
     channel: { channelId: '01a251dd-0020-7000-8000-000000000020', name: 'Voice codes', type: 'VOICE', flow: 'OTP' },
     type: 'VOICE',
@@ -588,7 +478,7 @@ const OTP = {
   refClient: 'signup-42',
 };
 
-const DELIVERY_PAYLOAD = JSON.stringify({ ...SMS_MESSAGE, callbackUrlStatus: 'https://acme.example/hooks/tern' });
+const DELIVERY_PAYLOAD = JSON.stringify({ ...SMS_DELIVERED, callbackUrlStatus: 'https://acme.example/hooks/tern' });
 
 const DELIVERY = {
   deliveryId: 'msg_01a251dd00017000800000000000001',
