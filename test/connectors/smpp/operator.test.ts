@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import { startReceiver, type Receiver } from '../../support/receiver.ts';
 import { createTenant, forEachDialect, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
+import { selfSignedCertificate } from '../../support/certificate.ts';
 import { TestSmsc } from '../../support/smsc.ts';
 import { connector, route, routedTo } from '../../support/connectors.ts';
 import { eventually, sleep } from '../../support/wait.ts';
@@ -151,28 +151,8 @@ forEachDialect('SMPP connector against an operator SMSC', (dialect) => {
   test('over TLS: binds when the certificate is not checked, and is DOWN with the reason when it is and fails', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tern-smsc-tls-'));
     try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-        ],
-        { stdio: 'ignore' },
-      );
-      const smsc = await TestSmsc.start({}, 0, { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) });
+      const { key, cert } = selfSignedCertificate(dir);
+      const smsc = await TestSmsc.start({}, 0, { key: readFileSync(key), cert: readFileSync(cert) });
       closers.push(() => smsc.close());
       const base = {
         type: 'SMPP',

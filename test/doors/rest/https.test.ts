@@ -1,7 +1,6 @@
 // The HTTP application over TLS on TERN_HTTPS_PORT: real TLS requests, and certificates renewed on disk picked up
 // without a restart.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -12,6 +11,7 @@ import pino from 'pino';
 import { createApp } from '../../../src/app/index.ts';
 import { ConfigError, loadConfig } from '../../../src/config/index.ts';
 import { createTenant, forEachDialect, request, startTestServer, type TestServer } from '../../support/server.ts';
+import { selfSignedCertificate } from '../../support/certificate.ts';
 import { eventually, sleep } from '../../support/wait.ts';
 
 interface Pair {
@@ -22,13 +22,7 @@ interface Pair {
 
 /** A self-signed certificate and its key, as PEM files in `dir`. */
 function makePair(dir: string, name: string): Pair {
-  const cert = join(dir, `${name}.crt`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`],
-    { stdio: 'ignore' },
-  );
+  const { cert, key } = selfSignedCertificate(dir, name, { cert: `${name}.crt`, key: `${name}.key` }, 2);
   return { cert, key, fingerprint: new X509Certificate(readFileSync(cert)).fingerprint256 };
 }
 

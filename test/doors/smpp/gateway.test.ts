@@ -1,7 +1,6 @@
 // The SMPP door over real TCP against a real Tern: credentials, binds, every PDU, receipts, MO, and the same
 // messages, billing and consumption as REST.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +14,7 @@ import { parseReceiptText } from '../../../src/protocols/smpp/receipt.ts';
 import { decodeSmppText, encodeGsm7, encodeUcs2 } from '../../../src/domain/text.ts';
 import { encodePdu, SmppStatus } from '../../../src/protocols/smpp/pdu.ts';
 import { createTenant, forEachDialect, request, startTestServer, type Tenant, type TestServer } from '../../support/server.ts';
+import { selfSignedCertificate } from '../../support/certificate.ts';
 import { call, packageClient, RawClient } from '../../support/smpp.ts';
 import { eventually, sleep } from '../../support/wait.ts';
 
@@ -1002,29 +1002,7 @@ async function credId(server: TestServer, systemId: string): Promise<string> {
 
 test('the TLS listener from TERN_SMPP_TLS_*; stopping Tern unbinds its SMPP clients first', { timeout: 30_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tern-smpp-tls-'));
-  const key = join(dir, 'key.pem');
-  const cert = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { key, cert } = selfSignedCertificate(dir);
   const config = loadConfig({
     TERN_HTTP_HOST: '127.0.0.1',
     TERN_HTTP_PORT: '0',

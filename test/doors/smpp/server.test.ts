@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,6 +24,7 @@ import { createSmppServer, type SmppServer, type SmppServerOptions } from '../..
 import type { SmppSubmit } from '../../../src/protocols/smpp/submit.ts';
 import { call, floodUntilBlocked, nextPdu, packageClient, RawClient } from '../../support/smpp.ts';
 import { eventually, sleep } from '../../support/wait.ts';
+import { selfSignedCertificate } from '../../support/certificate.ts';
 
 interface TestPrincipal extends SmppPrincipal {
   password: string;
@@ -696,29 +696,7 @@ describe('SMPP server: TLS', { timeout: 30_000 }, () => {
   it('binds and submits over the TLS listener', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tern-smpp-tls-'));
     try {
-      const key = path.join(dir, 'key.pem');
-      const cert = path.join(dir, 'cert.pem');
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-        ],
-        { stdio: 'ignore' },
-      );
+      const { key, cert } = selfSignedCertificate(dir);
       const { tlsPort, port, handler } = await start({
         tls: { port: 0, key: readFileSync(key), cert: readFileSync(cert) },
       });
