@@ -53,6 +53,37 @@ const SMS_DELIVERED = {
   status: { ...SMS_SENT.status, value: 'DELIVERED', deliveryDate: '2026-12-07T18:56:09.039Z' },
 };
 
+/** A mobile number as a lookup answers it, through the REST API or the legacy one. */
+const LOOKUP = {
+  msisdn: '33612345678',
+  valid: true,
+  possible: true,
+  type: 'MOBILE',
+  country: 'France',
+  isoCountryCode: 'FR',
+  countryPrefix: '33',
+  formats: {
+    e164: '+33612345678',
+    international: '+33 6 12 34 56 78',
+    national: '06 12 34 56 78',
+  },
+  network: 'SFR',
+  mcc: '208',
+  mnc: '10',
+  mccMnc: '20810',
+  reachable: true,
+  ported: false,
+  roaming: false,
+  currentNetwork: {
+    mccMnc: '20810',
+    name: 'SFR',
+  },
+  originalNetwork: {
+    mccMnc: '20810',
+    name: 'SFR',
+  },
+};
+
 export const EXAMPLES: Record<string, OperationExample> = {
   'POST /sms/v1/messages': {
     request: {
@@ -237,69 +268,13 @@ export const EXAMPLES: Record<string, OperationExample> = {
   'GET /commons/v1/lookup/{msisdn}': {
     response: {
       status: '200',
-      body: {
-        msisdn: '33612345678',
-        valid: true,
-        possible: true,
-        type: 'MOBILE',
-        country: 'France',
-        isoCountryCode: 'FR',
-        countryPrefix: '33',
-        formats: {
-          e164: '+33612345678',
-          international: '+33 6 12 34 56 78',
-          national: '06 12 34 56 78',
-        },
-        network: 'SFR',
-        mcc: '208',
-        mnc: '10',
-        mccMnc: '20810',
-        reachable: true,
-        ported: false,
-        roaming: false,
-        currentNetwork: {
-          mccMnc: '20810',
-          name: 'SFR',
-        },
-        originalNetwork: {
-          mccMnc: '20810',
-          name: 'SFR',
-        },
-      },
+      body: LOOKUP,
     },
   },
   'GET /lookup': {
     response: {
       status: '200',
-      body: {
-        msisdn: '33612345678',
-        valid: true,
-        possible: true,
-        type: 'MOBILE',
-        country: 'France',
-        isoCountryCode: 'FR',
-        countryPrefix: '33',
-        formats: {
-          e164: '+33612345678',
-          international: '+33 6 12 34 56 78',
-          national: '06 12 34 56 78',
-        },
-        network: 'SFR',
-        mcc: '208',
-        mnc: '10',
-        mccMnc: '20810',
-        reachable: true,
-        ported: false,
-        roaming: false,
-        currentNetwork: {
-          mccMnc: '20810',
-          name: 'SFR',
-        },
-        originalNetwork: {
-          mccMnc: '20810',
-          name: 'SFR',
-        },
-      },
+      body: LOOKUP,
     },
   },
   'GET /commons/v1/organisations/{id}': {
