@@ -115,3 +115,26 @@ export function cpuMeter(
     },
   };
 }
+
+/**
+ * What a row's CPU figures bound, whatever the design: `perSecond`, the most units a second this machine's cores
+ * could carry at this CPU a unit, every process counted (the server's every thread, the bench's, PostgreSQL's), were
+ * they all busy with the work spread without loss; `mainThreadPerSecond`, the most the server's main thread can carry
+ * at what it spends a unit (its event loop is one core at most).
+ */
+export function cpuBounds(spent: CpuSpent, server = 'server'): { perSecond: number; mainThreadPerSecond: number | null } {
+  const total = spent.perUnit.reduce((sum, p) => sum + p.ms, 0);
+  const own = spent.perUnit.find((p) => p.name === server);
+  return {
+    perSecond: total > 0 ? (1000 * cpus().length) / total : Number.POSITIVE_INFINITY,
+    mainThreadPerSecond: own?.mainThreadMs ? 1000 / own.mainThreadMs : null,
+  };
+}
+
+/** The bounds as a note: "at this CPU a send, every core busy: at most 4,659 sends/s, 0.21 of the no-op route; …". */
+export function boundsText(spent: CpuSpent, unit: string, units: string, baseline: { rate: number; name: string }): string {
+  const { perSecond, mainThreadPerSecond } = cpuBounds(spent);
+  const share = (rate: number) => `${Math.round(rate).toLocaleString('en-US')} ${units}/s, ${(rate / baseline.rate).toFixed(2)} of ${baseline.name}`;
+  const cores = `at this CPU a ${unit}, every core busy: at most ${share(perSecond)}`;
+  return mainThreadPerSecond === null ? cores : `${cores}; its main thread alone: at most ${share(mainThreadPerSecond)}`;
+}

@@ -16,7 +16,7 @@ import { encodeGsm7 } from '../src/domain/text.ts';
 import type { Dialect } from './databases.ts';
 import { freshFill } from './fill.ts';
 import { type Figure, int, ms, NO_DATABASE, onEachDatabase, printResults, type Result } from './report.ts';
-import { type CpuSpent, cpuMeter } from './cpu.ts';
+import { boundsText, type CpuSpent, cpuMeter } from './cpu.ts';
 import { api as adminApi, processRssMb, progress, serverRssMb, startBenchServer } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_SMPP_MESSAGES ?? 50_000);
@@ -233,7 +233,7 @@ export async function runSmppBench(): Promise<Result[]> {
           text: `${ratio.toFixed(2)}: ${submitText(t.submit)}`,
           value: t.submit.rate,
           met: t.accepted === MESSAGES && ratio >= TARGET_SUBMIT_RATIO,
-          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s, RSS ${t.rssAfterSubmits} MB; submit to receipt ${t.cpu.text}`,
+          note: `${t.submit.errors}; all answered after ${(t.submitMs / 1000).toFixed(1)} s, RSS ${t.rssAfterSubmits} MB; submit to receipt ${t.cpu.text}; ${boundsText(t.cpu, 'message', 'submits', { rate: baseline.submit.rate, name: 'the loopback' })}`,
         };
       }),
     },
