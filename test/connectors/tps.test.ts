@@ -22,7 +22,6 @@ function perSecond(arrivals: ThreadArrival[]): number[] {
   return keys.slice(1, -1).map((k) => seconds.get(k) ?? 0);
 }
 
-/** The most submits the SMSC received in any second [t, t + 1 s), t ranging over the arrivals. */
 /** The most arrivals within `windowMs` of each other, and when that window began. */
 function busiestWindow(arrivals: ThreadArrival[], windowMs: number): { count: number; from: number } {
   const times = arrivals.map((a) => a.at).sort((x, y) => x - y);
@@ -30,6 +29,21 @@ function busiestWindow(arrivals: ThreadArrival[], windowMs: number): { count: nu
   for (let i = 0, j = 0; i < times.length; i++) {
     while (j < times.length && times[j]! < times[i]! + windowMs) j++;
     if (j - i > best.count) best = { count: j - i, from: times[i]! };
+  }
+  return best;
+}
+
+/**
+ * The most arrivals certainly within `windowMs` of each other: each counted only when all of the time it may have
+ * come in (from `notBefore` to when it was read) lies in the window. A submit read late because the machine stopped
+ * the SMSC's thread may have come much earlier; one read at once counts as in busiestWindow.
+ */
+function busiestCertainWindow(arrivals: ThreadArrival[], windowMs: number): { count: number; from: number } {
+  let best = { count: 0, from: 0 };
+  for (const start of arrivals) {
+    const from = start.notBefore;
+    const count = arrivals.filter((a) => a.notBefore >= from && a.at < from + windowMs).length;
+    if (count > best.count) best = { count, from };
   }
   return best;
 }
@@ -125,20 +139,24 @@ describe('cluster-wide TPS', () => {
             Array.from({ length: 200 }, (_, i) => `336720${String(i).padStart(5, '0')}`),
           );
           await eventually(async () => (await smsc.state()).arrivals.length >= 200, 60_000, 'all submitted');
-          const { arrivals } = await smsc.state();
+          const { arrivals, stalledMs } = await smsc.state();
           const busiest = busiestWindow(arrivals, 1_000);
           // The limiter grants a second's units as soon as a slot allows, so its bursts come a second and a slot (1.05 s)
           // apart; the SMSC stamps arrivals in a thread of this same process, and a pause of either thread of more than a
           // slot puts two bursts into one stamped second (31 and 40 were seen, at load 4 and 20). Within 800 ms, two of
           // its bursts never fall — unless stamped 250 ms apart from where they went — while a limiter counting clock
-          // seconds, with a backlog arriving 700 ms into one, puts 40 within 300 ms.
-          const tight = busiestWindow(arrivals, 800);
+          // seconds, with a backlog arriving 700 ms into one, puts 40 within 300 ms. A loaded machine that does not run
+          // the SMSC's thread for a while has it read two bursts at once: those read just after are counted only where
+          // all the time they may have come in lies within the window (busiestCertainWindow), as it does when the
+          // thread ran throughout.
+          const tight = busiestCertainWindow(arrivals, 800);
+          const stamped = busiestWindow(arrivals, 800);
           const spanMs = Math.max(...arrivals.map((a) => a.at)) - Math.min(...arrivals.map((a) => a.at));
           const rate = (arrivals.length - 1) / (spanMs / 1000);
           process.stdout.write(
-            `# tps 20 on ${nodes} node(s): ${busiest.count} in the busiest sliding second, ${tight.count} within 800 ms, ${rate.toFixed(1)} a second on average over ${(spanMs / 1000).toFixed(1)} s\n`,
+            `# tps 20 on ${nodes} node(s): ${busiest.count} in the busiest sliding second, ${tight.count} certainly within 800 ms (${stamped.count} as read; the SMSC's thread not run for ${stalledMs} ms in all), ${rate.toFixed(1)} a second on average over ${(spanMs / 1000).toFixed(1)} s\n`,
           );
-          assert.ok(tight.count <= 25, `${tight.count} submits within 800 ms from ${new Date(tight.from).toISOString()}`);
+          assert.ok(tight.count <= 25, `${tight.count} submits within 800 ms from ${new Date(tight.from).toISOString()} (${stamped.count} as read)`);
           assert.ok(rate >= 10, `${rate.toFixed(1)} a second`);
           assert.equal(arrivals.length, 200, 'each once');
         } finally {

@@ -5,7 +5,10 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 
 export interface ThreadArrival {
+  /** When the SMSC's thread read it. */
   at: number;
+  /** The earliest it may have come: earlier than `at` when the thread had just run again after the machine stopped it. */
+  notBefore: number;
   /** Which connection carried it (numbered from 1 as they were accepted). */
   connection: number;
 }
@@ -22,9 +25,9 @@ export class ThreadSmsc {
     return new ThreadSmsc(worker, first.port);
   }
 
-  /** The submits received so far, and the binds open now. */
-  async state(): Promise<{ arrivals: ThreadArrival[]; bound: number }> {
-    const answer = once(this.worker, 'message') as Promise<[{ arrivals: ThreadArrival[]; bound: number }]>;
+  /** The submits received so far, the binds open now, and how long in all the machine did not run the SMSC's thread. */
+  async state(): Promise<{ arrivals: ThreadArrival[]; bound: number; stalledMs: number }> {
+    const answer = once(this.worker, 'message') as Promise<[{ arrivals: ThreadArrival[]; bound: number; stalledMs: number }]>;
     this.worker.postMessage('state');
     return (await answer)[0];
   }
