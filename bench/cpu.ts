@@ -117,10 +117,10 @@ export function cpuMeter(
 }
 
 /**
- * What a row's CPU figures bound, whatever the design: `perSecond`, the most units a second this machine's cores
- * could carry at this CPU a unit, every process counted (the server's every thread, the bench's, PostgreSQL's), were
- * they all busy with the work spread without loss; `mainThreadPerSecond`, the most the server's main thread can carry
- * at what it spends a unit (its event loop is one core at most).
+ * What a row's CPU figures bound: `perSecond`, whatever the design, the most units a second this machine's cores could
+ * carry at this CPU a unit, every process counted (the server's every thread, the bench's, PostgreSQL's), were they
+ * all busy with the work spread without loss; `mainThreadPerSecond`, while the server's main thread does what it does
+ * now, the most it can carry (its event loop is one core at most).
  */
 export function cpuBounds(spent: CpuSpent, server = 'server'): { perSecond: number; mainThreadPerSecond: number | null } {
   const total = spent.perUnit.reduce((sum, p) => sum + p.ms, 0);
