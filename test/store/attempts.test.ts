@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { uuidv7 } from '../../src/domain/ids.ts';
-import { outboundMessageRow } from '../../src/core/messaging/message-row.ts';
+import { smsRow } from '../support/message-rows.ts';
 import { countOutcomes, insertAttempts, listAttempts, type MessageAttemptRow, qualityTotals, settleAttempts, settleEarly } from '../../src/store/attempts.ts';
 import type { Channel } from '../../src/store/channels.ts';
 import { inTransaction, type Store } from '../../src/store/db.ts';
@@ -96,29 +96,7 @@ forEachDialect('placements ended by receipts', (dialect) => {
     const ids = Array.from({ length: 5 }, () => uuidv7(now));
     await insertMessages(
       store.db,
-      ids.map((id) =>
-        outboundMessageRow({
-          id,
-          channel,
-          type: 'SMS',
-          recipient: '33650000012',
-          sender: null,
-          body: { text: 'early' },
-          units: 1,
-          length: 1,
-          price: 45_000,
-          priceKind: 'SMS',
-          refClient: null,
-          callbackUrlStatus: null,
-          callbackUrlMo: null,
-          now,
-          sendAt: now,
-          validityUntil: null,
-          country: 'FR',
-          network: null,
-          source: 'test',
-        }),
-      ),
+      ids.map((id) => smsRow({ id, channel, recipient: '33650000012', text: 'early', price: 45_000, now })),
     );
     const [early, other, repeated, rerouted, legacy] = ids as [string, string, string, string, string];
     // What the receipt path does with a batch of final receipts (carrier-events.ts).

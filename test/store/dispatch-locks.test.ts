@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { uuidv7 } from '../../src/domain/ids.ts';
-import { outboundMessageRow } from '../../src/core/messaging/message-row.ts';
+import { smsRow } from '../support/message-rows.ts';
 import type { Channel } from '../../src/store/channels.ts';
 import { recordDispatch } from '../../src/store/dispatch.ts';
 import { insertMessages, lockMessages } from '../../src/store/messages.ts';
@@ -22,28 +22,7 @@ forEachDialect('dispatch record lock order', (dialect) => {
     const now = Date.now();
     const [first, second] = [uuidv7(now), uuidv7(now)].sort();
     const channel = { id: 'ch-lock', organisationId: 'org-lock' } as Channel;
-    const row = (id: string) =>
-      outboundMessageRow({
-        id,
-        channel,
-        type: 'SMS',
-        recipient: '33650000005',
-        sender: null,
-        body: { text: 'x' },
-        units: 1,
-        length: 1,
-        price: 0,
-        priceKind: 'SMS',
-        refClient: null,
-        callbackUrlStatus: null,
-        callbackUrlMo: null,
-        now,
-        sendAt: now,
-        validityUntil: null,
-        country: 'FR',
-        network: null,
-        source: 'test',
-      });
+    const row = (id: string) => smsRow({ id, channel, recipient: '33650000005', now });
     // Stored in the other order than their ids: a scan of the table reads the second one first.
     await insertMessages(a.db, [row(second!)]);
     await insertMessages(a.db, [row(first!)]);

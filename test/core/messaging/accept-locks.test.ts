@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { EventConsumers } from '../../../src/core/events.ts';
 import { uuidv7 } from '../../../src/domain/ids.ts';
 import { acceptBatch, type PreparedMessage } from '../../../src/core/messaging/accept.ts';
-import { outboundMessageRow } from '../../../src/core/messaging/message-row.ts';
+import { smsRow } from '../../support/message-rows.ts';
 import { countMessageIn, insertCampaign } from '../../../src/store/campaigns.ts';
 import type { Channel } from '../../../src/store/channels.ts';
 import { inTransaction } from '../../../src/store/db.ts';
@@ -49,28 +49,7 @@ forEachDialect('accept lock order', (dialect) => {
       body: '{}',
     });
     const channel = { id: 'ch-c', organisationId: 'org-c', type: 'SMS', flow: 'TRANSACTIONAL', dailyLimit: null, monthlyLimit: null } as Channel;
-    const row = outboundMessageRow({
-      id: uuidv7(now),
-      channel,
-      type: 'SMS',
-      recipient: '33650000005',
-      sender: null,
-      body: { text: 'x' },
-      units: 1,
-      length: 1,
-      price: 50_000,
-      priceKind: 'SMS',
-      refClient: null,
-      callbackUrlStatus: null,
-      callbackUrlMo: null,
-      now,
-      sendAt: now + 3_600_000,
-      validityUntil: null,
-      country: 'FR',
-      network: null,
-      source: 'test',
-      campaignId: 'camp-1',
-    });
+    const row = smsRow({ id: uuidv7(now), channel, recipient: '33650000005', price: 50_000, now, sendAt: now + 3_600_000, campaignId: 'camp-1' });
     const added: PreparedMessage = {
       channel,
       price: 50_000,
