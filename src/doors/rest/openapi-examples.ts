@@ -53,6 +53,20 @@ const SMS_DELIVERED = {
   status: { ...SMS_SENT.status, value: 'DELIVERED', deliveryDate: '2026-12-07T18:56:09.039Z' },
 };
 
+/** An SMS of a campaign as adding it to the campaign answered it: the same SMS's fields, another number and text. */
+const { refClient: _noReference, ...SMS_WITHOUT_REFERENCE } = SMS_SENT;
+const CAMPAIGN_SMS_SENT = {
+  ...SMS_WITHOUT_REFERENCE,
+  messageId: '01a251dd-0004-7000-8000-000000000004',
+  acceptedAt: '2026-12-07T18:56:09.607Z',
+  sentDate: '2026-12-07T18:56:09.607Z',
+  recipient: { to: '33612345673' },
+  body: { ...SMS_SENT.body, text: 'Spring sale: -20% today', length: 23 },
+  href: 'https://tern.example.com/sms/v1/messages/01a251dd-0004-7000-8000-000000000004',
+  campaignId: '01a251dd-0003-7000-8000-000000000003',
+  status: { ...SMS_SENT.status, deliveryDate: '2026-12-07T18:56:09.607Z' },
+};
+
 /** A mobile number as a lookup answers it, through the REST API or the legacy one. */
 const LOOKUP = {
   msisdn: '33612345678',
@@ -224,45 +238,7 @@ export const EXAMPLES: Record<string, OperationExample> = {
     },
     response: {
       status: '201',
-      body: {
-        messageId: '01a251dd-0004-7000-8000-000000000004',
-        acceptedAt: '2026-12-07T18:56:09.607Z',
-        sentDate: '2026-12-07T18:56:09.607Z',
-        channel: {
-          channelId: '01a251dd-0002-7000-8000-000000000002',
-          name: 'Notifications',
-          type: 'SMS',
-          flow: 'TRANSACTIONAL',
-        },
-        type: 'SMS',
-        direction: 'MT',
-        recipient: {
-          to: '33612345673',
-        },
-        body: {
-          text: 'Spring sale: -20% today',
-          encoding: 'GSM7',
-          messagePartCount: 1,
-          length: 23,
-          stop: false,
-        },
-        href: 'https://tern.example.com/sms/v1/messages/01a251dd-0004-7000-8000-000000000004',
-        campaignId: '01a251dd-0003-7000-8000-000000000003',
-        from: 'ACME',
-        price: {
-          amount: 0.045,
-          currency: 'EUR',
-        },
-        status: {
-          value: 'ENROUTE',
-          deliveryDate: '2026-12-07T18:56:09.607Z',
-          lookup: {
-            mccMnc: '20810',
-            country: 'France',
-            network: 'SFR',
-          },
-        },
-      },
+      body: CAMPAIGN_SMS_SENT,
     },
   },
   'GET /commons/v1/lookup/{msisdn}': {
